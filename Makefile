@@ -1,0 +1,39 @@
+# Every target creates .venv and installs the project on first use, so each works alone
+# on a fresh clone: `make demo`, `make test`, `make check`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: dev demo test lint fmt check bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+dev: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/jaxinspect stages sample_programs/mlp.py:predict --shapes sample_programs/mlp.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check jaxinspect tests
+	$(BIN)/ruff check jaxinspect tests
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format jaxinspect tests
+	$(BIN)/ruff check --fix jaxinspect tests
+
+check: lint test
+
+bench: $(STAMP)
+	$(BIN)/python tests/benchmarks/bench_stages.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""Entry point for ``python -m jaxinspect``."""
+
+from jaxinspect.cli import main
+
+main()

@@ -1,0 +1,39 @@
+"""Pick the JAX platform to compile for, and report what is available when it is not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from jaxinspect.errors import UsageError
+
+
+def available_platforms() -> list[str]:
+    """Platforms JAX can use in this process (initializes the backends)."""
+    from jax._src import xla_bridge
+
+    return sorted(xla_bridge.backends())
+
+
+def select_device(backend: str | None) -> Any:
+    """The first device of ``backend`` (JAX's default backend when ``None``).
+
+    Raises:
+        UsageError: The backend is unknown or has no devices here, listing the available ones.
+    """
+    if backend is None:
+        return jax.devices()[0]
+    try:
+        return jax.devices(backend)[0]
+    except RuntimeError:
+        available = ", ".join(available_platforms())
+        raise UsageError(
+            f"--backend {backend}: not available in this process; available: {available}",
+            hint="Install the matching jaxlib plugin (e.g. jax[cuda12]) or pick an available one.",
+        ) from None
+
+
+def describe_device(device: Any) -> str:
+    """A one-line description such as ``cpu:0 (cpu)``."""
+    return f"{device.platform}:{device.id} ({device.device_kind})"

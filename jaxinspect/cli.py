@@ -1,0 +1,230 @@
+"""The typer command line: parse options, call the core, render, map errors to exit codes.
+
+jax is imported inside command bodies only, so ``--help`` and ``--version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+from jaxinspect import __version__
+from jaxinspect.errors import ExitCode, JaxInspectError, UsageError
+from jaxinspect.model import IR_STAGES, SECTIONS
+from jaxinspect.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from jaxinspect.inspection import InspectOptions
+    from jaxinspect.model import InspectionReport
+    from jaxinspect.spec import Spec
+
+app = typer.Typer(
+    name="jaxinspect",
+    help="Show every stage of JAX's compilation pipeline for one function: jaxpr, StableHLO, "
+    "optimized HLO, cost, memory and timings.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(enum.StrEnum):
+    """Output formats of the ``stages`` command."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+TargetArg = Annotated[
+    str, typer.Argument(help="FILE.py:NAME or package.module:NAME (NAME may be dotted).")
+]
+ShapesOpt = Annotated[
+    str | None, typer.Option("--shapes", "-s", help="YAML spec of the abstract arguments.")
+]
+ArgOpt = Annotated[
+    list[str] | None,
+    typer.Option("--arg", help="NAME=DTYPE[DIMS], repeatable; instead of --shapes."),
+]
+BackendOpt = Annotated[
+    str | None, typer.Option(help="Platform to compile for (cpu, gpu, tpu); default: JAX's.")
+]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jaxinspect {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Inspect what JAX and XLA make of a function, stage by stage."""
+
+
+@app.command()
+def stages(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = OutputFormat.TABLE,
+    stage: Annotated[
+        str | None,
+        typer.Option(help=f"Comma-separated sections to show: {','.join(SECTIONS)}."),
+    ] = None,
+    execute: Annotated[
+        bool, typer.Option("--execute/--no-execute", help="Run the executable for timings.")
+    ] = True,
+    runs: Annotated[
+        int | None, typer.Option(min=1, help="Cached calls to time (default: ~0.25 s worth).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the generated inputs.")] = 0,
+    max_input_bytes: Annotated[
+        int, typer.Option(min=0, help="Refuse to generate inputs larger than this.")
+    ] = 2 * 1024**3,
+    full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Trace, lower and compile TARGET once and show every stage."""
+    with _errors(debug):
+        sections = _parse_sections(stage)
+        from jaxinspect.inspection import InspectOptions
+
+        options = InspectOptions(
+            backend=backend,
+            sections=sections,
+            execute=execute,
+            runs=runs,
+            seed=seed,
+            max_input_bytes=max_input_bytes,
+        )
+        report = _inspect(target, _load_spec(shapes, arg), options)
+        if output_format is OutputFormat.JSON:
+            from jaxinspect.renderers.jsonrenderer import render_json
+
+            sys.stdout.write(render_json(report))
+        else:
+            from jaxinspect.renderers.console import render_console
+
+            _stdout_console().print(
+                render_console(report, sections=sections, max_lines=None if full else 40)
+            )
+
+
+def _single_stage_command(name: str, title: str) -> Callable[..., None]:
+    def command(
+        target: TargetArg,
+        shapes: ShapesOpt = None,
+        arg: ArgOpt = None,
+        backend: BackendOpt = None,
+        debug: DebugOpt = False,
+    ) -> None:
+        with _errors(debug):
+            from jaxinspect.inspection import InspectOptions
+
+            options = InspectOptions(backend=backend, sections=(name,), execute=False)
+            report = _inspect(target, _load_spec(shapes, arg), options)
+            stage = report.stage(name)
+            assert stage is not None  # the pipeline ran up to this stage or raised
+            sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")
+
+    command.__doc__ = f"Print the {title} of TARGET as plain text (pipeable)."
+    return command
+
+
+for _name, _title in zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True):
+    app.command(name=_name)(_single_stage_command(_name, _title))
+
+
+def _parse_sections(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return SECTIONS
+    chosen = tuple(s.strip() for s in text.split(",") if s.strip())
+    for name in chosen:
+        if name not in SECTIONS:
+            raise UsageError(
+                f"--stage: unknown section {name!r}{did_you_mean(name, SECTIONS)}; "
+                f"choose from {','.join(SECTIONS)}"
+            )
+    if not chosen:
+        raise UsageError(f"--stage: name at least one of {','.join(SECTIONS)}")
+    return chosen
+
+
+def _load_spec(shapes: str | None, arg: list[str] | None) -> Spec:
+    from jaxinspect.spec import Spec, load_spec, parse_arg_options
+
+    if shapes is not None and arg:
+        raise UsageError("give either --shapes SPEC or --arg options, not both")
+    if shapes is not None:
+        return load_spec(shapes)
+    if arg:
+        return parse_arg_options(arg)
+    return Spec(source="(no --shapes)", args=())
+
+
+def _inspect(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
+    from rich.console import Console
+
+    from jaxinspect.inspection import inspect_target
+
+    # Progress goes to stderr so stdout carries the report alone.
+    with Console(stderr=True).status(f"inspecting {target} …"):
+        return inspect_target(target, spec, options)
+
+
+def _stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
+
+@contextmanager
+def _errors(debug: bool) -> Iterator[None]:
+    """Map jaxinspect's errors to messages on stderr and exit codes; only bugs get tracebacks."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except JaxInspectError as exc:
+        if debug:
+            raise
+        _fail(exc.message, exc.hint, exc.exit_code)
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        if debug:
+            raise
+        traceback.print_exc()
+        _fail(
+            "internal error in jaxinspect (a bug; please report it with the traceback above)",
+            None,
+            ExitCode.INTERNAL_ERROR,
+        )
+
+
+def _fail(message: str, hint: str | None, code: ExitCode) -> NoReturn:
+    typer.echo(f"Error: {message}", err=True)
+    if hint:
+        typer.echo(f"Hint: {hint}", err=True)
+    raise typer.Exit(int(code))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

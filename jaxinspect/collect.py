@@ -1,0 +1,92 @@
+"""Read cost and memory analyses off a ``Compiled``: JAX's numbers, and what is missing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from jaxinspect.model import CostSummary, MemorySummary
+
+Reasons = list[tuple[str, str]]
+
+
+def collect_cost(compiled: Any, reasons: Reasons) -> CostSummary | None:
+    """XLA's cost analysis; a key XLA leaves out means 0, a negative value is a sentinel (null)."""
+    try:
+        raw = compiled.cost_analysis()
+    except Exception as exc:  # backends may raise NotImplementedError or runtime errors
+        reasons.append(("cost", f"cost_analysis() failed on this backend: {exc}"))
+        return None
+    if isinstance(raw, list | tuple):  # older JAX returned one dict per device program
+        raw = raw[0] if raw else None
+    if not raw:
+        reasons.append(("cost", "the backend returned no cost analysis"))
+        return None
+    values = {str(k): float(v) for k, v in raw.items()}
+
+    def field(key: str, path: str) -> float | None:
+        value = values.get(key, 0.0)
+        if value < 0 or not math.isfinite(value):
+            reasons.append((path, f"XLA returned the sentinel {value} for {key!r}"))
+            return None
+        return value
+
+    flops = field("flops", "cost.flops")
+    transcendentals = field("transcendentals", "cost.transcendentals")
+    bytes_accessed = field("bytes accessed", "cost.bytes_accessed")
+    intensity = None
+    if flops is None or not bytes_accessed:
+        reasons.append(("cost.arithmetic_intensity", "needs flops and a non-zero bytes_accessed"))
+    else:
+        intensity = flops / bytes_accessed
+    return CostSummary(
+        flops=flops,
+        transcendentals=transcendentals,
+        bytes_accessed=bytes_accessed,
+        arithmetic_intensity=intensity,
+        raw=tuple(sorted(values.items())),
+    )
+
+
+def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySummary | None:
+    """``memory_analysis()`` in bytes, with fields the backend leaves unset as null."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception as exc:
+        reasons.append(("memory", f"memory_analysis() failed on this backend: {exc}"))
+        return None
+    if stats is None:
+        reasons.append(("memory", "the backend returned no memory analysis"))
+        return None
+
+    def read(attr: str) -> int | None:
+        value = getattr(stats, attr, None)
+        return None if value is None else int(value)
+
+    argument = read("argument_size_in_bytes")
+    output = read("output_size_in_bytes")
+    temp = read("temp_size_in_bytes")
+    alias = read("alias_size_in_bytes")
+    code = read("generated_code_size_in_bytes")
+    if code is not None and code <= 0:
+        # The CPU backend reports 0 even for large programs: it does not measure code size.
+        reasons.append(
+            ("memory.generated_code_bytes", f"the {platform} backend reports {code}, not a size")
+        )
+        code = None
+    peak = read("peak_memory_in_bytes")
+    if peak is None or peak <= 0:
+        reasons.append(("memory.peak_bytes", f"the {platform} backend does not report a peak"))
+        peak = None
+    derived = None
+    if None not in (argument, output, temp, alias):
+        derived = max(0, (argument or 0) + (output or 0) + (temp or 0) - (alias or 0))
+    return MemorySummary(
+        argument_bytes=argument,
+        output_bytes=output,
+        temp_bytes=temp,
+        alias_bytes=alias,
+        generated_code_bytes=code,
+        peak_bytes=peak,
+        derived_peak_bytes=derived,
+    )

@@ -1,0 +1,161 @@
+"""The ``stages`` use case: target + spec + options -> one ``InspectionReport``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jaxlib
+import numpy as np
+
+from jaxinspect import collect, hloinfo
+from jaxinspect.backend import describe_device, select_device
+from jaxinspect.binding import bind_spec
+from jaxinspect.execute import time_calls
+from jaxinspect.inputs import (
+    abstract_tree,
+    build_call,
+    check_input_size,
+    concrete_tree,
+    describe_args,
+    dynamic_only,
+)
+from jaxinspect.model import SECTIONS, InspectionReport, StageText, Timings
+from jaxinspect.pipeline import StageArtifacts, run_pipeline
+from jaxinspect.spec import Spec
+from jaxinspect.target import LoadedTarget, load_target
+
+#: Default ceiling on the bytes of generated inputs (override with --max-input-bytes).
+DEFAULT_MAX_INPUT_BYTES = 2 * 1024**3
+
+# The last pipeline step each report section needs.
+_NEEDS = {"jaxpr": "trace", "stablehlo": "lower"}
+_STEP_ORDER = ("trace", "lower", "compile")
+
+
+@dataclass(frozen=True, slots=True)
+class InspectOptions:
+    """What a ``stages`` run computes.
+
+    Attributes:
+        backend: Platform to compile for (``cpu``, ``gpu``, ``tpu``...); ``None`` = JAX's default.
+        sections: Report sections to compute; the pipeline stops after the last step they need.
+        execute: Whether to run the executable for first-call and cached-call timings.
+        runs: Number of cached calls; ``None`` calibrates to a small time budget.
+        seed: Seed of the generated inputs.
+        max_input_bytes: Refuse to generate inputs larger than this.
+    """
+
+    backend: str | None = None
+    sections: tuple[str, ...] = SECTIONS
+    execute: bool = True
+    runs: int | None = None
+    seed: int = 0
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+
+    @property
+    def last_step(self) -> str:
+        """The last of trace/lower/compile that the selected sections need."""
+        needed = [_NEEDS.get(s, "compile") for s in self.sections]
+        return max(needed, key=_STEP_ORDER.index) if needed else "trace"
+
+
+def inspect_target(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
+    """Load ``target`` and inspect it; see ``inspect_function``."""
+    return inspect_function(load_target(target), spec, options)
+
+
+def inspect_function(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> InspectionReport:
+    """Run the pipeline once for ``loaded`` specialised to ``spec`` and collect the report.
+
+    Raises:
+        SpecError: The spec does not fit the function's signature.
+        UsageError: The backend is unavailable or the inputs exceed the size limit.
+        StageError: The user's function failed in a stage.
+    """
+    target = loaded.ref.spec
+    plan = bind_spec(loaded.function, spec, target=target)
+    # 64-bit mode changes results, so it is on exactly when the spec asks for a 64-bit leaf.
+    with jax.enable_x64(spec.needs_x64):
+        device = select_device(options.backend)
+        args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+        artifacts = run_pipeline(
+            loaded.function, plan, args, kwargs, target=target, until=options.last_step
+        )
+        reasons: list[tuple[str, str]] = []
+        timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
+        compiled = artifacts.compiled
+        if compiled is not None and options.execute and "timings" in options.sections:
+            check_input_size(spec.input_bytes, options.max_input_bytes)
+            rng = np.random.default_rng(options.seed)
+            concrete = build_call(plan, lambda node: concrete_tree(node, rng, device))
+            call_args, call_kwargs = dynamic_only(plan, *concrete)
+            first, cached = time_calls(
+                compiled, call_args, call_kwargs, runs=options.runs, target=target
+            )
+            timings = Timings(timings.trace_s, timings.lower_s, timings.compile_s, first, cached)
+        else:
+            why = "--no-execute" if not options.execute else "not requested (--stage)"
+            reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
+        if compiled is None:
+            reasons += _skipped_after(artifacts)
+        cost = memory = None
+        if compiled is not None:
+            cost = collect.collect_cost(compiled, reasons)
+            memory = collect.collect_memory(compiled, device.platform, reasons)
+        return InspectionReport(
+            target=target,
+            function_name=str(artifacts.traced.fun_name),
+            backend=device.platform,
+            devices=(describe_device(device),),
+            jax_version=jax.__version__,
+            jaxlib_version=jaxlib.__version__,
+            x64=spec.needs_x64,
+            args=describe_args(plan),
+            stages=_stage_texts(artifacts),
+            cost=cost,
+            memory=memory,
+            timings=timings,
+            unavailable=tuple(reasons),
+        )
+
+
+def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
+    texts: list[tuple[str, Callable[[], str], Callable[[], Any]]] = [
+        (
+            "jaxpr",
+            lambda: str(artifacts.traced.jaxpr),
+            lambda: hloinfo.jaxpr_op_counts(artifacts.traced.jaxpr),
+        ),
+    ]
+    lowered, compiled = artifacts.lowered, artifacts.compiled
+    if lowered is not None:
+        texts.append(
+            (
+                "stablehlo",
+                lowered.as_text,
+                lambda: hloinfo.stablehlo_op_counts(lowered.compiler_ir()),
+            )
+        )
+    if compiled is not None:
+        texts.append(
+            (
+                "hlo",
+                compiled.as_text,
+                lambda: hloinfo.hlo_op_counts(compiled.runtime_executable().hlo_modules()[0]),
+            )
+        )
+    return tuple(StageText(name, text(), counts()) for name, text, counts in texts)
+
+
+def _skipped_after(artifacts: StageArtifacts) -> list[tuple[str, str]]:
+    why = "not requested (--stage): the pipeline stopped before compile"
+    out = [("stages.hlo", why), ("cost", why), ("memory", why), ("timings.compile_s", why)]
+    if artifacts.lowered is None:
+        out += [
+            ("stages.stablehlo", why.replace("compile", "lower")),
+            ("timings.lower_s", why.replace("compile", "lower")),
+        ]
+    return out

@@ -1,0 +1,1 @@
+"""Renderers turn report objects into text; they compute nothing."""

@@ -1,0 +1,406 @@
+"""The shape-spec grammar: YAML or ``--arg`` text to an immutable ``Spec`` (no jax import)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import yaml
+
+from jaxinspect.errors import SpecError
+from jaxinspect.suggest import did_you_mean
+
+#: Short dtype names accepted in leaves, mapped to their numpy names.
+SHORT_DTYPES: dict[str, str] = {
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "bool": "bool",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+
+#: Bytes per element of every dtype the grammar accepts (keys are two uint32 words).
+DTYPE_BYTES: dict[str, float] = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int4": 0.5,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint4": 0.5,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "key": 8,
+}
+
+_SIXTY_FOUR_BIT = frozenset({"float64", "int64", "uint64", "complex128"})
+
+#: Top-level keys a spec may have now.
+KNOWN_KEYS = ("args", "static")
+#: Keys the grammar reserves for later capabilities, refused with a clear message until then.
+RESERVED_KEYS = {
+    "cases": "per-case argument sets",
+    "mesh": "a device mesh",
+    "shardings": "per-leaf shardings",
+    "donate": "argument donation",
+}
+
+_LEAF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class LeafSpec:
+    """One abstract array: dtype, shape, and whether it stands for a weakly typed Python scalar."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    weak_type: bool = False
+
+    @property
+    def is_key(self) -> bool:
+        """Whether this leaf is a typed PRNG key array."""
+        return self.dtype == "key"
+
+    @property
+    def is_64bit(self) -> bool:
+        """Whether this leaf needs JAX's 64-bit mode."""
+        return self.dtype in _SIXTY_FOUR_BIT
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes a concrete array of this leaf occupies."""
+        count = 1
+        for dim in self.shape:
+            count *= dim
+        return int(count * DTYPE_BYTES[self.dtype])
+
+    def __str__(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        weak = " (weak)" if self.weak_type else ""
+        return f"{self.dtype}[{dims}]{weak}"
+
+
+@dataclass(frozen=True, slots=True)
+class ListNode:
+    """A YAML sequence of pytree nodes (passed to the function as a Python list)."""
+
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DictNode:
+    """A YAML mapping of pytree nodes (passed to the function as a dict)."""
+
+    items: tuple[tuple[str, Node], ...]
+
+
+Node: TypeAlias = LeafSpec | ListNode | DictNode
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A parsed shape spec.
+
+    Attributes:
+        source: Where it came from (a file path, or ``--arg``), used in error messages.
+        args: Argument pytrees, each named by parameter (mapping form) or ``None`` (list form).
+        static: Compile-time constants by parameter name, lists turned into tuples.
+    """
+
+    source: str
+    args: tuple[tuple[str | None, Node], ...]
+    static: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def positional(self) -> bool:
+        """Whether ``args`` was written as a list (bound positionally)."""
+        return bool(self.args) and self.args[0][0] is None
+
+    def leaves(self) -> tuple[LeafSpec, ...]:
+        """Every leaf of every argument, depth first."""
+        out: list[LeafSpec] = []
+        for _, node in self.args:
+            _collect_leaves(node, out)
+        return tuple(out)
+
+    @property
+    def needs_x64(self) -> bool:
+        """Whether any leaf is 64-bit, which turns on JAX's x64 mode for the run."""
+        return any(leaf.is_64bit for leaf in self.leaves())
+
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of all concrete inputs the spec describes."""
+        return sum(leaf.nbytes for leaf in self.leaves())
+
+
+def _collect_leaves(node: Node, out: list[LeafSpec]) -> None:
+    if isinstance(node, LeafSpec):
+        out.append(node)
+    elif isinstance(node, ListNode):
+        for item in node.items:
+            _collect_leaves(item, out)
+    else:
+        for _, item in node.items:
+            _collect_leaves(item, out)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and parse a YAML spec file.
+
+    Raises:
+        SpecError: The file is missing, not valid YAML, or not a valid spec.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{p}: spec file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{p}: cannot read spec file: {exc}") from None
+    return parse_spec_text(text, source=str(p))
+
+
+def parse_spec_text(text: str, *, source: str) -> Spec:
+    """Parse spec YAML text; ``source`` names it in errors."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{where}: YAML syntax error: {problem}") from None
+    return parse_spec_document(document, source=source)
+
+
+def parse_spec_document(document: object, *, source: str) -> Spec:
+    """Validate an already-loaded YAML document as a spec."""
+    if document is None:
+        raise SpecError(f"{source}: the spec is empty", hint="Write at least `args:`.")
+    if not isinstance(document, Mapping):
+        raise SpecError(
+            f"{source}: the spec must be a mapping with `args:` (and optionally `static:`), "
+            f"not a {_yaml_type(document)}"
+        )
+    for key in document:
+        if key in RESERVED_KEYS:
+            raise SpecError(
+                f"{source}: key `{key}` is reserved for {RESERVED_KEYS[key]}, "
+                "which this version of jaxinspect does not support yet"
+            )
+        if key not in KNOWN_KEYS:
+            raise SpecError(
+                f"{source}: unknown top-level key `{key}`{did_you_mean(key, KNOWN_KEYS)}"
+            )
+    if "args" not in document:
+        raise SpecError(f"{source}: missing top-level key `args`")
+    args = _parse_args(document["args"], source)
+    static = _parse_static(document.get("static"), source)
+    overlap = {name for name, _ in args} & {name for name, _ in static}
+    if overlap:
+        name = sorted(str(n) for n in overlap)[0]
+        raise SpecError(f"{source}: `{name}` is given both under `args` and under `static`")
+    return Spec(source=source, args=args, static=static)
+
+
+def parse_arg_options(options: list[str]) -> Spec:
+    """Build a spec from repeated ``--arg name=DTYPE[DIMS]`` options."""
+    args: list[tuple[str | None, Node]] = []
+    seen: set[str] = set()
+    for option in options:
+        name, sep, leaf = option.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise SpecError(
+                f"--arg {option!r}: expected NAME=DTYPE[DIMS], e.g. --arg x=f32[8,4]",
+            )
+        if name in seen:
+            raise SpecError(f"--arg {option!r}: parameter `{name}` is given twice")
+        seen.add(name)
+        args.append((name, parse_leaf(leaf, where=f"--arg {name}")))
+    return Spec(source="--arg", args=tuple(args))
+
+
+def parse_leaf(text: str, *, where: str) -> LeafSpec:
+    """Parse one leaf string such as ``f32[128,784]``, ``key[4]`` or ``bf16[]``."""
+    match = _LEAF.match(text)
+    if match is None:
+        raise SpecError(
+            f"{where}: {text!r} is not a leaf; write DTYPE[DIMS], e.g. f32[128,784] "
+            "(a scalar is f32[])"
+        )
+    dtype = _resolve_dtype(match.group(1), where)
+    return LeafSpec(dtype=dtype, shape=_parse_dims(match.group(2), where))
+
+
+def _parse_args(raw: object, source: str) -> tuple[tuple[str | None, Node], ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, Mapping):
+        out: list[tuple[str | None, Node]] = []
+        for name, value in raw.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise SpecError(f"{source}: args: {name!r} is not a valid parameter name")
+            out.append((name, _parse_node(value, f"{source}: args.{name}")))
+        return tuple(out)
+    if isinstance(raw, list):
+        return tuple(
+            (None, _parse_node(value, f"{source}: args[{i}]")) for i, value in enumerate(raw)
+        )
+    raise SpecError(
+        f"{source}: args must be a mapping by parameter name or a list, not a {_yaml_type(raw)}"
+    )
+
+
+def _parse_node(raw: object, where: str) -> Node:
+    if isinstance(raw, str):
+        return parse_leaf(raw, where=where)
+    if isinstance(raw, bool):
+        return LeafSpec("bool", (), weak_type=False)
+    if isinstance(raw, int):
+        return LeafSpec("int32", (), weak_type=True)
+    if isinstance(raw, float):
+        return LeafSpec("float32", (), weak_type=True)
+    if isinstance(raw, list):
+        return ListNode(tuple(_parse_node(v, f"{where}[{i}]") for i, v in enumerate(raw)))
+    if isinstance(raw, Mapping):
+        if "shape" in raw or "dtype" in raw:
+            return _parse_long_leaf(raw, where)
+        items = []
+        for key, value in raw.items():
+            if not isinstance(key, str):
+                raise SpecError(f"{where}: mapping key {key!r} must be a string")
+            items.append((key, _parse_node(value, f"{where}.{key}")))
+        return DictNode(tuple(items))
+    raise SpecError(
+        f"{where}: expected a leaf like f32[8,4], a list or a mapping, not a {_yaml_type(raw)}"
+    )
+
+
+_LONG_KEYS = ("shape", "dtype", "weak_type")
+
+
+def _parse_long_leaf(raw: Mapping[Any, Any], where: str) -> LeafSpec:
+    for key in raw:
+        if key not in _LONG_KEYS:
+            raise SpecError(
+                f"{where}: unknown leaf key `{key}`{did_you_mean(str(key), _LONG_KEYS)}"
+            )
+    if "shape" not in raw or "dtype" not in raw:
+        missing = "shape" if "shape" not in raw else "dtype"
+        raise SpecError(f"{where}: a long-form leaf needs both `shape` and `dtype` (`{missing}`)")
+    shape_raw = raw["shape"]
+    if not isinstance(shape_raw, list):
+        raise SpecError(f"{where}.shape: expected a list of dims like [256], not {shape_raw!r}")
+    shape = tuple(_check_dim(d, f"{where}.shape") for d in shape_raw)
+    dtype_raw = raw["dtype"]
+    if not isinstance(dtype_raw, str):
+        raise SpecError(f"{where}.dtype: expected a dtype name like float32, not {dtype_raw!r}")
+    weak = raw.get("weak_type", False)
+    if not isinstance(weak, bool):
+        raise SpecError(f"{where}.weak_type: expected true or false, not {weak!r}")
+    dtype = _resolve_dtype(dtype_raw, f"{where}.dtype")
+    if weak and (shape or dtype == "key"):
+        raise SpecError(f"{where}.weak_type: only scalar (shape []) numeric leaves can be weak")
+    return LeafSpec(dtype=dtype, shape=shape, weak_type=weak)
+
+
+def _resolve_dtype(name: str, where: str) -> str:
+    name = name.strip()
+    if name in SHORT_DTYPES:
+        return SHORT_DTYPES[name]
+    if name in DTYPE_BYTES:
+        return name
+    if name == "bool_":
+        return "bool"
+    choices = [*SHORT_DTYPES, *DTYPE_BYTES]
+    raise SpecError(f"{where}: unknown dtype {name!r}{did_you_mean(name, choices)}")
+
+
+def _parse_dims(text: str, where: str) -> tuple[int, ...]:
+    text = text.strip()
+    if not text:
+        return ()
+    dims = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            value: object = int(part)
+        except ValueError:
+            try:
+                value = float(part)
+            except ValueError:
+                raise SpecError(
+                    f"{where}: dimension {part!r} is not an integer (dims are like [128,784])"
+                ) from None
+        dims.append(_check_dim(value, where))
+    return tuple(dims)
+
+
+def _check_dim(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpecError(f"{where}: dimension {value!r} is not an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise SpecError(f"{where}: dimension {value!r} is fractional; dims are whole numbers")
+    if value < 0:
+        raise SpecError(f"{where}: dimension {int(value)} is negative")
+    return int(value)
+
+
+def _parse_static(raw: object, source: str) -> tuple[tuple[str, Any], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise SpecError(
+            f"{source}: static must be a mapping by parameter name, not a {_yaml_type(raw)}"
+        )
+    out = []
+    for name, value in raw.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpecError(f"{source}: static: {name!r} is not a valid parameter name")
+        out.append((name, _freeze_static(value, f"{source}: static.{name}")))
+    return tuple(out)
+
+
+def _freeze_static(value: object, where: str) -> Any:
+    # jit requires static arguments to be hashable, so YAML lists become tuples.
+    if isinstance(value, list):
+        return tuple(_freeze_static(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, Mapping):
+        raise SpecError(
+            f"{where}: static values must be hashable; a mapping is not (use a list or scalar)"
+        )
+    return value
+
+
+def _yaml_type(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
