@@ -6,16 +6,24 @@ jax is imported inside command bodies only, so ``--help`` and ``--version`` stay
 from __future__ import annotations
 
 import enum
+import importlib
 import sys
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from jaxinspect import __version__
-from jaxinspect.errors import ExitCode, JaxInspectError, UsageError
+from jaxinspect.cli_common import (
+    ArgOpt,
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    errors_to_exit_codes,
+    load_cli_spec,
+)
+from jaxinspect.errors import UsageError
 from jaxinspect.model import IR_STAGES, SECTIONS
 from jaxinspect.suggest import did_you_mean
 
@@ -23,6 +31,10 @@ if TYPE_CHECKING:
     from jaxinspect.inspection import InspectOptions
     from jaxinspect.model import InspectionReport
     from jaxinspect.spec import Spec
+
+#: Modules under ``jaxinspect/commands/`` that add commands; each has ``register(app)``.
+#: They must not import jax at module level (``--help`` imports them all).
+COMMAND_MODULES: tuple[str, ...] = ()
 
 app = typer.Typer(
     name="jaxinspect",
@@ -40,22 +52,6 @@ class OutputFormat(enum.StrEnum):
 
     TABLE = "table"
     JSON = "json"
-
-
-TargetArg = Annotated[
-    str, typer.Argument(help="FILE.py:NAME or package.module:NAME (NAME may be dotted).")
-]
-ShapesOpt = Annotated[
-    str | None, typer.Option("--shapes", "-s", help="YAML spec of the abstract arguments.")
-]
-ArgOpt = Annotated[
-    list[str] | None,
-    typer.Option("--arg", help="NAME=DTYPE[DIMS], repeatable; instead of --shapes."),
-]
-BackendOpt = Annotated[
-    str | None, typer.Option(help="Platform to compile for (cpu, gpu, tpu); default: JAX's.")
-]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
 
 
 def _version(value: bool) -> None:
@@ -101,7 +97,7 @@ def stages(
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and show every stage."""
-    with _errors(debug):
+    with errors_to_exit_codes(debug):
         sections = _parse_sections(stage)
         from jaxinspect.inspection import InspectOptions
 
@@ -113,7 +109,7 @@ def stages(
             seed=seed,
             max_input_bytes=max_input_bytes,
         )
-        report = _inspect(target, _load_spec(shapes, arg), options)
+        report = _inspect(target, load_cli_spec(shapes, arg), options)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.jsonrenderer import render_json
 
@@ -134,11 +130,11 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         backend: BackendOpt = None,
         debug: DebugOpt = False,
     ) -> None:
-        with _errors(debug):
+        with errors_to_exit_codes(debug):
             from jaxinspect.inspection import InspectOptions
 
             options = InspectOptions(backend=backend, sections=(name,), execute=False)
-            report = _inspect(target, _load_spec(shapes, arg), options)
+            report = _inspect(target, load_cli_spec(shapes, arg), options)
             stage = report.stage(name)
             assert stage is not None  # the pipeline ran up to this stage or raised
             sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")
@@ -166,18 +162,6 @@ def _parse_sections(text: str | None) -> tuple[str, ...]:
     return chosen
 
 
-def _load_spec(shapes: str | None, arg: list[str] | None) -> Spec:
-    from jaxinspect.spec import Spec, load_spec, parse_arg_options
-
-    if shapes is not None and arg:
-        raise UsageError("give either --shapes SPEC or --arg options, not both")
-    if shapes is not None:
-        return load_spec(shapes)
-    if arg:
-        return parse_arg_options(arg)
-    return Spec(source="(no --shapes)", args=())
-
-
 def _inspect(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
     from rich.console import Console
 
@@ -194,35 +178,8 @@ def _stdout_console() -> Any:
     return Console(soft_wrap=False)
 
 
-@contextmanager
-def _errors(debug: bool) -> Iterator[None]:
-    """Map jaxinspect's errors to messages on stderr and exit codes; only bugs get tracebacks."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except JaxInspectError as exc:
-        if debug:
-            raise
-        _fail(exc.message, exc.hint, exc.exit_code)
-    except KeyboardInterrupt:
-        raise
-    except Exception:
-        if debug:
-            raise
-        traceback.print_exc()
-        _fail(
-            "internal error in jaxinspect (a bug; please report it with the traceback above)",
-            None,
-            ExitCode.INTERNAL_ERROR,
-        )
-
-
-def _fail(message: str, hint: str | None, code: ExitCode) -> NoReturn:
-    typer.echo(f"Error: {message}", err=True)
-    if hint:
-        typer.echo(f"Hint: {hint}", err=True)
-    raise typer.Exit(int(code))
+for _module in COMMAND_MODULES:
+    importlib.import_module(f"jaxinspect.commands.{_module}").register(app)
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxinspect import collect, hloinfo
 from jaxinspect.backend import describe_device, select_device
-from jaxinspect.binding import bind_spec
+from jaxinspect.binding import CallPlan, bind_spec
 from jaxinspect.execute import time_calls
 from jaxinspect.inputs import (
     abstract_tree,
@@ -63,12 +63,58 @@ class InspectOptions:
 
 
 def inspect_target(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
-    """Load ``target`` and inspect it; see ``inspect_function``."""
-    return inspect_function(load_target(target), spec, options)
+    """Load ``target`` and inspect it; see ``run_inspection``."""
+    return run_inspection(load_target(target), spec, options)[0]
 
 
-def inspect_function(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> InspectionReport:
-    """Run the pipeline once for ``loaded`` specialised to ``spec`` and collect the report.
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """A target bound to a spec on one device, with the abstract arguments to trace it with."""
+
+    loaded: LoadedTarget
+    spec: Spec
+    plan: CallPlan
+    device: Any
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+    def concrete_inputs(self, seed: int, max_bytes: int) -> tuple[list[Any], dict[str, Any]]:
+        """Seeded inputs on the device for calling the ``Compiled`` (statics left out).
+
+        Raises:
+            UsageError: The inputs would exceed ``max_bytes``.
+        """
+        check_input_size(self.spec.input_bytes, max_bytes)
+        rng = np.random.default_rng(seed)
+        concrete = build_call(self.plan, lambda node: concrete_tree(node, rng, self.device))
+        return dynamic_only(self.plan, *concrete)
+
+
+def x64_mode(spec: Spec) -> Any:
+    """Context manager: 64-bit mode exactly when the spec has a 64-bit leaf (it changes results)."""
+    return jax.enable_x64(spec.needs_x64)
+
+
+def prepare_call(loaded: LoadedTarget, spec: Spec, backend: str | None) -> PreparedCall:
+    """Bind ``spec`` to the target and build abstract arguments; call inside ``x64_mode``.
+
+    Raises:
+        SpecError: The spec does not fit the function's signature.
+        UsageError: The backend is unavailable.
+    """
+    plan = bind_spec(loaded.function, spec, target=loaded.ref.spec)
+    device = select_device(backend)
+    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+    return PreparedCall(loaded, spec, plan, device, args, kwargs)
+
+
+def run_inspection(
+    loaded: LoadedTarget, spec: Spec, options: InspectOptions
+) -> tuple[InspectionReport, StageArtifacts]:
+    """Run the pipeline once and collect the report, returning JAX's stage objects too.
+
+    Commands that need more than the report (snapshots, per-op cost) read the artifacts
+    instead of compiling again.
 
     Raises:
         SpecError: The spec does not fit the function's signature.
@@ -76,22 +122,21 @@ def inspect_function(loaded: LoadedTarget, spec: Spec, options: InspectOptions) 
         StageError: The user's function failed in a stage.
     """
     target = loaded.ref.spec
-    plan = bind_spec(loaded.function, spec, target=target)
-    # 64-bit mode changes results, so it is on exactly when the spec asks for a 64-bit leaf.
-    with jax.enable_x64(spec.needs_x64):
-        device = select_device(options.backend)
-        args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+    with x64_mode(spec):
+        call = prepare_call(loaded, spec, options.backend)
         artifacts = run_pipeline(
-            loaded.function, plan, args, kwargs, target=target, until=options.last_step
+            loaded.function,
+            call.plan,
+            call.args,
+            call.kwargs,
+            target=target,
+            until=options.last_step,
         )
         reasons: list[tuple[str, str]] = []
         timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
         compiled = artifacts.compiled
         if compiled is not None and options.execute and "timings" in options.sections:
-            check_input_size(spec.input_bytes, options.max_input_bytes)
-            rng = np.random.default_rng(options.seed)
-            concrete = build_call(plan, lambda node: concrete_tree(node, rng, device))
-            call_args, call_kwargs = dynamic_only(plan, *concrete)
+            call_args, call_kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
             first, cached = time_calls(
                 compiled, call_args, call_kwargs, runs=options.runs, target=target
             )
@@ -104,22 +149,23 @@ def inspect_function(loaded: LoadedTarget, spec: Spec, options: InspectOptions) 
         cost = memory = None
         if compiled is not None:
             cost = collect.collect_cost(compiled, reasons)
-            memory = collect.collect_memory(compiled, device.platform, reasons)
-        return InspectionReport(
+            memory = collect.collect_memory(compiled, call.device.platform, reasons)
+        report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),
-            backend=device.platform,
-            devices=(describe_device(device),),
+            backend=call.device.platform,
+            devices=(describe_device(call.device),),
             jax_version=jax.__version__,
             jaxlib_version=jaxlib.__version__,
             x64=spec.needs_x64,
-            args=describe_args(plan),
+            args=describe_args(call.plan),
             stages=_stage_texts(artifacts),
             cost=cost,
             memory=memory,
             timings=timings,
             unavailable=tuple(reasons),
         )
+    return report, artifacts
 
 
 def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:

@@ -1,0 +1,1 @@
+"""Commands beyond ``stages``, one module each, registered by ``jaxinspect.cli``."""

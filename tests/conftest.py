@@ -1,0 +1,39 @@
+"""Shared fixtures: CPU-only JAX, a CLI runner with separate stdout/stderr, sample paths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+# Before anything imports jax: the suite runs on the CPU backend, one device, 32-bit mode.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.pop("JAX_ENABLE_X64", None)
+
+from typer.testing import CliRunner, Result  # noqa: E402
+
+from jaxinspect.cli import app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_programs"
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Result]:
+    """Invoke the CLI in-process; ``result.stdout`` and ``result.stderr`` are kept apart."""
+    runner = CliRunner()
+
+    def invoke(*args: str, catch_exceptions: bool = False) -> Result:
+        return runner.invoke(
+            app, [str(a) for a in args], catch_exceptions=catch_exceptions,
+            env={"COLUMNS": "100", "NO_COLOR": "1"},
+        )
+
+    return invoke
+
+
+def sample(name: str) -> str:
+    """Path of a file in sample_programs/, as a string for CLI arguments."""
+    return str(SAMPLES / name)
