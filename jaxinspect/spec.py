@@ -59,13 +59,12 @@ DTYPE_BYTES: dict[str, float] = {
 _SIXTY_FOUR_BIT = frozenset({"float64", "int64", "uint64", "complex128"})
 
 #: Top-level keys a spec may have now.
-KNOWN_KEYS = ("args", "static")
+KNOWN_KEYS = ("args", "static", "donate")
 #: Keys the grammar reserves for later capabilities, refused with a clear message until then.
 RESERVED_KEYS = {
     "cases": "per-case argument sets",
     "mesh": "a device mesh",
     "shardings": "per-leaf shardings",
-    "donate": "argument donation",
 }
 
 _LEAF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
@@ -133,6 +132,8 @@ class Spec:
     source: str
     args: tuple[tuple[str | None, Node], ...]
     static: tuple[tuple[str, Any], ...] = ()
+    #: Parameter names whose buffers are donated to the computation (``donate_argnames``).
+    donate: tuple[str, ...] = ()
 
     @property
     def positional(self) -> bool:
@@ -192,7 +193,11 @@ def parse_spec_text(text: str, *, source: str) -> Spec:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{where}: YAML syntax error: {problem}") from None
+        raise SpecError(
+            f"{where}: YAML syntax error: {problem}",
+            # Brackets are YAML flow syntax: `[f32[2], f32[3]]` does not parse unquoted.
+            hint="Inside [...] or {...}, quote leaves: ['f32[2]', 'f32[3]'], or use block style.",
+        ) from None
     return parse_spec_document(document, source=source)
 
 
@@ -206,6 +211,8 @@ def parse_spec_document(document: object, *, source: str) -> Spec:
             f"not a {_yaml_type(document)}"
         )
     for key in document:
+        if not isinstance(key, str):
+            raise SpecError(f"{source}: top-level key {key!r} is not a name; use `args`, `static`")
         if key in RESERVED_KEYS:
             raise SpecError(
                 f"{source}: key `{key}` is reserved for {RESERVED_KEYS[key]}, "
@@ -223,7 +230,38 @@ def parse_spec_document(document: object, *, source: str) -> Spec:
     if overlap:
         name = sorted(str(n) for n in overlap)[0]
         raise SpecError(f"{source}: `{name}` is given both under `args` and under `static`")
-    return Spec(source=source, args=args, static=static)
+    donate = _parse_donate(document.get("donate"), source)
+    for name in donate:
+        if name in {n for n, _ in static}:
+            raise SpecError(
+                f"{source}: donate: `{name}` is under `static`; only traced arguments "
+                "(under `args`) have buffers to donate"
+            )
+        # List-form args are named by the signature; binding checks those.
+        if args and args[0][0] is not None and name not in {n for n, _ in args}:
+            raise SpecError(
+                f"{source}: donate: `{name}` is not under `args`"
+                f"{did_you_mean(name, [str(n) for n, _ in args])}"
+            )
+    return Spec(source=source, args=args, static=static, donate=donate)
+
+
+def _parse_donate(raw: object, source: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list):
+        raise SpecError(
+            f"{source}: donate must be a list of parameter names, not a {_yaml_type(raw)}"
+        )
+    seen: list[str] = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpecError(f"{source}: donate[{i}]: {name!r} is not a valid parameter name")
+        if name in seen:
+            raise SpecError(f"{source}: donate[{i}]: `{name}` is listed twice")
+        seen.append(name)
+    return tuple(seen)
 
 
 def parse_arg_options(options: list[str]) -> Spec:

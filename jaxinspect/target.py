@@ -73,7 +73,11 @@ def load_target(text: str) -> LoadedTarget:
     for part in ref.attribute:
         if not hasattr(obj, part):
             owner = ".".join(walked) or f"module {ref.module}"
-            names = [n for n in dir(obj) if not n.startswith("__")]
+            names = [
+                n
+                for n in dir(obj)
+                if not n.startswith("_") and not isinstance(getattr(obj, n, None), ModuleType)
+            ]
             raise TargetError(
                 f"target {text!r}: {owner} has no attribute {part!r}{did_you_mean(part, names)}"
             )
