@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxinspect.errors import SpecError
@@ -21,6 +21,8 @@ class BoundArg:
     static: bool
     node: Node | None = None
     value: Any = None
+    #: Whether the spec donates this argument's buffers (``donate:``).
+    donated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,22 @@ class CallPlan:
         return tuple(a.name for a in self.args if a.keyword and a.static)
 
     @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """Positions of donated positional arguments, for ``jax.jit``."""
+        positional = [a for a in self.args if not a.keyword]
+        return tuple(i for i, a in enumerate(positional) if a.donated)
+
+    @property
+    def donate_argnames(self) -> tuple[str, ...]:
+        """Names of donated keyword arguments, for ``jax.jit``."""
+        return tuple(a.name for a in self.args if a.keyword and a.donated)
+
+    @property
+    def donated(self) -> tuple[str, ...]:
+        """Names of every donated argument, in call order."""
+        return tuple(a.name for a in self.args if a.donated)
+
+    @property
     def dynamic(self) -> tuple[BoundArg, ...]:
         """The traced arguments, in call order."""
         return tuple(a for a in self.args if not a.static)
@@ -53,8 +71,13 @@ def bind_spec(function: Callable[..., Any], spec: Spec, *, target: str) -> CallP
     transformed functions such as ``jax.grad(f)`` reject keyword-only calls.
 
     Raises:
-        SpecError: A parameter is missing, unknown, or given twice.
+        SpecError: A parameter is missing, unknown, or given twice, or a donated name is not
+            a traced argument of the call.
     """
+    return _mark_donated(_bind(function, spec, target), spec, target)
+
+
+def _bind(function: Callable[..., Any], spec: Spec, target: str) -> CallPlan:
     try:
         signature: inspect.Signature | None = inspect.signature(function)
     except (TypeError, ValueError):
@@ -124,6 +147,25 @@ def _bind_by_name(spec: Spec, signature: inspect.Signature, target: str) -> Call
     for name, (is_static, value) in given.items():  # extra names for **kwargs
         bound.append(_bound(name, True, is_static, value))
     return CallPlan(tuple(bound))
+
+
+def _mark_donated(plan: CallPlan, spec: Spec, target: str) -> CallPlan:
+    if not spec.donate:
+        return plan
+    by_name = {a.name: a for a in plan.args}
+    for name in spec.donate:
+        arg = by_name.get(name)
+        if arg is None:
+            raise SpecError(
+                f"{spec.source}: donate: {target} is called without an argument `{name}`"
+                f"{did_you_mean(name, list(by_name))}"
+            )
+        if arg.static:
+            raise SpecError(
+                f"{spec.source}: donate: `{name}` is static; only traced arguments can be donated"
+            )
+    donated = set(spec.donate)
+    return CallPlan(tuple(replace(a, donated=a.name in donated) for a in plan.args))
 
 
 def _bound(name: str, keyword: bool, is_static: bool, value: Any) -> BoundArg:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -11,6 +11,7 @@ import jaxlib
 import numpy as np
 
 from jaxinspect import collect, hloinfo
+from jaxinspect.aliasing import buffer_aliases
 from jaxinspect.backend import describe_device, select_device
 from jaxinspect.binding import CallPlan, bind_spec
 from jaxinspect.execute import time_calls
@@ -150,6 +151,9 @@ def run_inspection(
         if compiled is not None:
             cost = collect.collect_cost(compiled, reasons)
             memory = collect.collect_memory(compiled, call.device.platform, reasons)
+        if memory is not None and compiled is not None:
+            aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
+            memory = replace(memory, donated=call.plan.donated, aliases=aliases)
         report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),

@@ -52,6 +52,16 @@ class CostSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class BufferAlias:
+    """One output that reuses a (donated) input buffer, from the HLO's ``input_output_alias``."""
+
+    output: str  # output pytree path, e.g. "result['w']"
+    parameter: int  # HLO entry parameter number
+    argument: str | None  # the input leaf, e.g. "params['w']"; None if it cannot be mapped
+    kind: str  # "may-alias" or "must-alias"
+
+
+@dataclass(frozen=True, slots=True)
 class MemorySummary:
     """``compiled.memory_analysis()``, in bytes; ``None`` where the backend does not report it."""
 
@@ -63,6 +73,10 @@ class MemorySummary:
     peak_bytes: int | None
     #: argument + output + temp - alias: an upper bound computed by jaxinspect, labelled as such.
     derived_peak_bytes: int | None
+    #: Arguments the spec donated (``donate:``), by parameter name.
+    donated: tuple[str, ...] = ()
+    #: Outputs that XLA placed in input buffers; a donated leaf missing here was not reused.
+    aliases: tuple[BufferAlias, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +193,11 @@ def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
         "generated_code_bytes": memory.generated_code_bytes,
         "peak_bytes": memory.peak_bytes,
         "derived_peak_bytes": memory.derived_peak_bytes,
+        "donated": list(memory.donated),
+        "input_output_aliases": [
+            {"output": a.output, "parameter": a.parameter, "argument": a.argument, "kind": a.kind}
+            for a in memory.aliases
+        ],
     }
 
 

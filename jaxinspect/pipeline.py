@@ -60,7 +60,11 @@ def run_pipeline(
     hide_tool_frames()
     try:
         jitted = jax.jit(
-            function, static_argnums=plan.static_argnums, static_argnames=plan.static_argnames
+            function,
+            static_argnums=plan.static_argnums,
+            static_argnames=plan.static_argnames,
+            donate_argnums=plan.donate_argnums,
+            donate_argnames=plan.donate_argnames,
         )
     except Exception as exc:  # jit validates static_argnums against the signature
         raise StageError("trace", format_user_failure("jit", target, exc)) from exc

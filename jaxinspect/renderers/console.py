@@ -154,6 +154,13 @@ def _memory_table(report: InspectionReport) -> RenderableType:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
         else:
             table.add_row(label, f"{value:,}", format_bytes(value))
+    if memory.donated:
+        table.add_row("donated (spec)", ", ".join(memory.donated), "")
+    for alias in memory.aliases:
+        source = alias.argument or f"parameter {alias.parameter}"
+        table.add_row("input→output alias", f"{source} → {alias.output}", alias.kind)
+    if memory.donated and not memory.aliases:
+        table.add_row("input→output alias", "none: XLA reused no donated buffer", "")
     return table
 
 
