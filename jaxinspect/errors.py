@@ -62,5 +62,5 @@ class StageError(JaxInspectError):
     exit_code = ExitCode.TARGET_FAILED
 
     def __init__(self, stage: str, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
+        super().__init__(message, hint=hint or "Run with --debug for the full Python traceback.")
         self.stage = stage

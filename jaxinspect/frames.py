@@ -17,12 +17,15 @@ def hide_tool_frames() -> None:
     """Register jaxinspect's and its harness's folders with JAX's source-info exclusions."""
     from jax._src import source_info_util
 
-    paths = {str(Path(__file__).resolve().parent) + "/"}
+    folders = [Path(__file__).parent]
     for name in _HARNESS_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin is not None:
-            paths.add(str(Path(spec.origin).resolve().parent) + "/")
+            folders.append(Path(spec.origin).parent)
+    # Frames carry the path as imported, which may run through a symlink (a venv link).
+    paths = {str(p) + "/" for f in folders for p in (f.absolute(), f.resolve())}
     if sys.argv and sys.argv[0]:
-        paths.add(str(Path(sys.argv[0]).resolve()))
+        script = Path(sys.argv[0])
+        paths.update({str(script.absolute()), str(script.resolve())})
     for path in sorted(paths):
         source_info_util.register_exclusion(path)

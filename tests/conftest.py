@@ -27,7 +27,9 @@ def run_cli() -> Callable[..., Result]:
 
     def invoke(*args: str, catch_exceptions: bool = False) -> Result:
         return runner.invoke(
-            app, [str(a) for a in args], catch_exceptions=catch_exceptions,
+            app,
+            [str(a) for a in args],
+            catch_exceptions=catch_exceptions,
             env={"COLUMNS": "100", "NO_COLOR": "1"},
         )
 

@@ -28,7 +28,8 @@ def test_mapping_binds_positionally_in_signature_order():
 
 def test_statics_positional_and_keyword_only():
     plan = bind_spec(
-        f, spec("args:\n  params: f32[3]\n  x: f32[2]\nstatic:\n  activation: tanh\n  scale: 2.0"),
+        f,
+        spec("args:\n  params: f32[3]\n  x: f32[2]\nstatic:\n  activation: tanh\n  scale: 2.0"),
         target="t",
     )
     assert plan.static_argnums == (2,)
@@ -69,12 +70,16 @@ def test_missing_parameter():
 
 
 def test_unknown_parameter_suggests_close_names():
-    with pytest.raises(SpecError, match=r"s.yaml: args.prams: t\(.*\) has no parameter `prams` "
-                       r"\(did you mean params\?\)"):
+    with pytest.raises(
+        SpecError,
+        match=r"s.yaml: args.prams: t\(.*\) has no parameter `prams` "
+        r"\(did you mean params\?\)",
+    ):
         bind_spec(f, spec("args:\n  prams: f32[3]\n  x: f32[2]"), target="t")
     with pytest.raises(SpecError, match="static.activatio: .*did you mean activation"):
-        bind_spec(f, spec("args:\n  params: f32[3]\n  x: f32[2]\nstatic:\n  activatio: 1"),
-                  target="t")
+        bind_spec(
+            f, spec("args:\n  params: f32[3]\n  x: f32[2]\nstatic:\n  activatio: 1"), target="t"
+        )
 
 
 def test_too_many_positional():

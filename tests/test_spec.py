@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -166,15 +168,20 @@ _scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max
 _leafish = st.from_regex(r"[a-z0-9_]{0,6}\[[-0-9., a-z]{0,10}\]", fullmatch=True)
 _yaml_values = st.recursive(
     _scalars | _leafish,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4)
+    ),
     max_leaves=12,
 )
-_documents = st.dictionaries(
-    st.sampled_from(["args", "static", "cases", "arg", "x"]) | st.text(max_size=5),
-    _yaml_values,
-    max_size=3,
-) | _yaml_values
+_documents = (
+    st.dictionaries(
+        st.sampled_from(["args", "static", "cases", "arg", "x"]) | st.text(max_size=5),
+        _yaml_values,
+        max_size=3,
+    )
+    | _yaml_values
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -205,7 +212,5 @@ def test_any_leaf_string_gives_leaf_or_spec_error(text):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=60))
 def test_any_text_gives_spec_or_spec_error(text):
-    try:
+    with contextlib.suppress(SpecError):
         parse(text)
-    except SpecError:
-        pass

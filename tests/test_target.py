@@ -38,7 +38,9 @@ def project(tmp_path):
             """
         )
     )
-    (tmp_path / "broken.py").write_text("def f(x):\n    return x\n\nraise ValueError('boom at import')\n")
+    (tmp_path / "broken.py").write_text(
+        "def f(x):\n    return x\n\nraise ValueError('boom at import')\n"
+    )
     return tmp_path
 
 
@@ -73,7 +75,10 @@ def test_module_target():
         ("model_file.py", "expected FILE.py:NAME or package.module:NAME"),
         ("model_file.py:", "expected FILE.py:NAME"),
         ("model_file.py:a-b", "'a-b' is not a dotted attribute path"),
-        ("model_file.py:los", "module {dir}/model_file.py has no attribute 'los' (did you mean loss"),
+        (
+            "model_file.py:los",
+            "module {dir}/model_file.py has no attribute 'los' (did you mean loss",
+        ),
         ("model_file.py:model.aply", "model has no attribute 'aply' (did you mean apply?)"),
         ("model_file.py:not_callable", "not_callable is a int, not a callable"),
         ("model_fil.py:loss", "file '{dir}/model_fil.py' not found (did you mean model_file.py"),
