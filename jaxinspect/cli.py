@@ -17,15 +17,19 @@ from jaxinspect import __version__
 from jaxinspect.cli_common import (
     ArgOpt,
     BackendOpt,
+    CaseOpt,
     DebugOpt,
     ShapesOpt,
     TargetArg,
+    TransformOpt,
     errors_to_exit_codes,
+    load_cli_cases,
     load_cli_spec,
 )
 from jaxinspect.errors import UsageError
 from jaxinspect.model import IR_STAGES, SECTIONS
 from jaxinspect.suggest import did_you_mean
+from jaxinspect.transforms import parse_transforms
 
 if TYPE_CHECKING:
     from jaxinspect.inspection import InspectOptions
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
 
 #: Modules under ``jaxinspect/commands/`` that add commands; each has ``register(app)``.
 #: They must not import jax at module level (``--help`` imports them all).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("bench",)
 
 app = typer.Typer(
     name="jaxinspect",
@@ -94,9 +98,15 @@ def stages(
         int, typer.Option(min=0, help="Refuse to generate inputs larger than this.")
     ] = 2 * 1024**3,
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
+    transform: TransformOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Trace, lower and compile TARGET once and show every stage."""
+    """Trace, lower and compile TARGET once and show every stage.
+
+    With a spec of several `cases:` and no --case, each case runs once and one table
+    compares them (compile time, FLOPs, memory).
+    """
     with errors_to_exit_codes(debug):
         sections = _parse_sections(stage)
         from jaxinspect.inspection import InspectOptions
@@ -108,8 +118,15 @@ def stages(
             runs=runs,
             seed=seed,
             max_input_bytes=max_input_bytes,
+            transforms=parse_transforms(transform),
         )
-        report = _inspect(target, load_cli_spec(shapes, arg), options)
+        cases = load_cli_cases(shapes, arg, case)
+        if len(cases) > 1:
+            from jaxinspect.commands.cases_view import show_case_comparison
+
+            show_case_comparison(target, cases, options, json=output_format is OutputFormat.JSON)
+            return
+        report = _inspect(target, cases[0][1], options)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.jsonrenderer import render_json
 
@@ -128,13 +145,20 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         shapes: ShapesOpt = None,
         arg: ArgOpt = None,
         backend: BackendOpt = None,
+        transform: TransformOpt = None,
+        case: CaseOpt = None,
         debug: DebugOpt = False,
     ) -> None:
         with errors_to_exit_codes(debug):
             from jaxinspect.inspection import InspectOptions
 
-            options = InspectOptions(backend=backend, sections=(name,), execute=False)
-            report = _inspect(target, load_cli_spec(shapes, arg), options)
+            options = InspectOptions(
+                backend=backend,
+                sections=(name,),
+                execute=False,
+                transforms=parse_transforms(transform),
+            )
+            report = _inspect(target, load_cli_spec(shapes, arg, case), options)
             stage = report.stage(name)
             assert stage is not None  # the pipeline ran up to this stage or raised
             sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")

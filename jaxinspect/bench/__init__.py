@@ -1,0 +1,1 @@
+"""``jaxinspect bench``: cold first-call phases in fresh processes and steady-state latency."""

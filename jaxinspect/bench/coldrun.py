@@ -1,0 +1,136 @@
+"""One cold sample, run as ``python -m jaxinspect.bench.coldrun JOB``: time each first-call phase.
+
+It must not import jax at module level: the import is one of the phases it measures. It prints
+exactly one line starting with ``MARKER`` on stdout (the user's code may print other lines).
+"""
+
+from __future__ import annotations
+
+import time
+
+# First statement after the package import: the end of "process start".
+_STARTED_WALL = time.time()
+
+import json  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+#: Prefix of the one result line on stdout.
+MARKER = "JAXINSPECT-COLDRUN "
+_REQUESTS = "/jax/compilation_cache/compile_requests_use_cache"
+_HITS = "/jax/compilation_cache/cache_hits"
+
+
+def main(argv: list[str]) -> int:
+    """Run the job (JSON in ``argv[0]``), print the result line, return the exit status."""
+    job = json.loads(argv[0])
+    phases: dict[str, float] = {"process_start": max(0.0, _STARTED_WALL - job["spawn_wall"])}
+    try:
+        events = _measure(job, phases)
+    except Exception as exc:  # reported to the parent, which raises the matching error
+        print(MARKER + json.dumps({"error": _describe_error(exc)}), flush=True)
+        return int(getattr(exc, "exit_code", 4))
+    print(MARKER + json.dumps({"phases": phases, "cache": events}), flush=True)
+    return 0
+
+
+def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
+    start = time.perf_counter()
+    import jax
+
+    phases["import_jax"] = time.perf_counter() - start
+    _configure_cache(jax, job["cache_dir"])
+    events = {_REQUESTS: 0, _HITS: 0}
+    jax.monitoring.register_event_listener(lambda name, **_: _count(events, name))
+
+    from jaxinspect.backend import select_device
+
+    device = _timed(phases, "backend_init", lambda: select_device(job["backend"]))
+    start = time.perf_counter()
+    from jaxinspect.bench.jobs import job_spec
+    from jaxinspect.errors import StageError
+    from jaxinspect.errtrace import format_user_failure
+    from jaxinspect.inspection import prepare_call, x64_mode
+    from jaxinspect.pipeline import run_pipeline
+    from jaxinspect.target import load_target
+
+    target = job["target"]
+    loaded = load_target(target)
+    spec = job_spec(job)
+    with x64_mode(spec):
+        call = prepare_call(loaded, spec, job["backend"])
+        phases["load_target"] = time.perf_counter() - start
+        before = dict(events)
+        art = run_pipeline(loaded.function, call.plan, call.args, call.kwargs, target=target)
+        compile_events = {k: events[k] - before[k] for k in events}
+        assert art.lower_s is not None and art.compile_s is not None  # ran until compile
+        phases.update(trace=art.trace_s, lower=art.lower_s, compile=art.compile_s)
+        args, kwargs = call.concrete_inputs(job["seed"], job["max_input_bytes"])
+        host = _to_host(jax, (args, kwargs))
+        for phase in ("first_call", "second_call"):
+            try:
+                _timed(phases, phase, lambda: _call_from_host(jax, art.compiled, host, device))
+            except Exception as exc:
+                raise StageError("execute", format_user_failure("execute", target, exc)) from exc
+    return {"requests": compile_events[_REQUESTS], "hits": compile_events[_HITS]}
+
+
+def _configure_cache(jax: Any, cache_dir: str | None) -> None:
+    # A cache directory from the user's environment must not leak into a "no cache" sample.
+    if cache_dir is None:
+        jax.config.update("jax_enable_compilation_cache", False)
+        return
+    jax.config.update("jax_enable_compilation_cache", True)
+    jax.config.update("jax_compilation_cache_dir", cache_dir)
+    # JAX's defaults (1 s, and a size floor) would leave small programs uncached.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _count(events: dict[str, int], name: str) -> None:
+    if name in events:
+        events[name] += 1
+
+
+def _timed(phases: dict[str, float], name: str, step: Callable[[], Any]) -> Any:
+    start = time.perf_counter()
+    result = step()
+    phases[name] = time.perf_counter() - start
+    return result
+
+
+def _to_host(jax: Any, tree: Any) -> Any:
+    """Host (numpy) copies of the array leaves, so the timed calls include the transfer."""
+    import numpy as np
+
+    def host(leaf: Any) -> Any:
+        if isinstance(leaf, jax.Array) and not jax.dtypes.issubdtype(
+            leaf.dtype, jax.dtypes.extended
+        ):
+            return np.asarray(leaf)
+        return leaf  # PRNG keys stay on the device; Python scalars stay Python scalars
+
+    return jax.tree.map(host, tree)
+
+
+def _call_from_host(jax: Any, compiled: Any, host: Any, device: Any) -> None:
+    import numpy as np
+
+    args, kwargs = jax.tree.map(
+        lambda x: jax.device_put(x, device) if isinstance(x, np.ndarray) else x, host
+    )
+    jax.block_until_ready(compiled(*args, **kwargs))
+
+
+def _describe_error(exc: Exception) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(getattr(exc, "message", exc)),
+        "hint": getattr(exc, "hint", None),
+        "stage": getattr(exc, "stage", None),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

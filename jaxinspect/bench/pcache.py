@@ -1,0 +1,98 @@
+"""Cold starts with the persistent compilation cache: an empty cache, then a populated one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from jaxinspect.bench.cold import ColdConfig, run_cold_round
+from jaxinspect.bench.model import COLD_PHASES, ColdRound, PersistentCacheReport
+from jaxinspect.errors import UsageError
+
+#: The cache thresholds the cold processes set, so that small programs are cached too.
+MIN_COMPILE_TIME_SECS = 0.0
+MIN_ENTRY_SIZE_BYTES = 0
+_SCRATCH_PREFIX = ".jaxinspect-empty-"
+
+
+def run_cache_rounds(
+    config: ColdConfig, runs: int, directory: str, on_sample: Callable[[], None]
+) -> tuple[ColdRound, PersistentCacheReport]:
+    """The empty-cache round and the report of the populated-cache round.
+
+    Each empty-cache process gets its own new, empty scratch folder inside ``directory``;
+    the entries the last one wrote are then moved into ``directory``, which every process of
+    the populated round uses. Nothing outside ``directory`` is touched.
+
+    Raises:
+        UsageError: ``directory`` cannot be created or is not a folder.
+        JaxInspectError: A cold process failed.
+    """
+    root = _ensure_folder(directory)
+    scratches: list[Path] = []
+
+    def empty_dir(_: int) -> str:
+        scratches.append(Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX, dir=root)))
+        return str(scratches[-1])
+
+    try:
+        empty = run_cold_round(config, runs, "empty", empty_dir, on_sample)
+        written = _move_entries(scratches[-1], root)
+    finally:
+        for scratch in scratches:
+            shutil.rmtree(scratch, ignore_errors=True)
+    populated = run_cold_round(config, runs, "populated", lambda _: str(root), on_sample)
+    saved = tuple(
+        (name, empty.phase(name).median_s - populated.phase(name).median_s) for name in COLD_PHASES
+    )
+    return empty, PersistentCacheReport(
+        directory=str(root),
+        min_compile_time_secs=MIN_COMPILE_TIME_SECS,
+        min_entry_size_bytes=MIN_ENTRY_SIZE_BYTES,
+        entries_written=len(written),
+        entry_bytes=sum(size for _, size in written),
+        populated=populated,
+        saved_s=saved,
+        unexpected_misses=unexpected_misses(empty, populated),
+    )
+
+
+def unexpected_misses(empty: ColdRound, populated: ColdRound) -> tuple[str, ...]:
+    """Lines describing every process whose cache behaviour was not the expected one."""
+    out = []
+    for i, sample in enumerate(empty.samples, 1):
+        if sample.cache_requests == 0:
+            out.append(f"empty-cache process {i}: the compile did not consult the cache")
+    for i, sample in enumerate(populated.samples, 1):
+        if sample.cache_requests == 0:
+            out.append(f"populated-cache process {i}: the compile did not consult the cache")
+        elif sample.cache_misses:
+            out.append(
+                f"populated-cache process {i}: {sample.cache_misses} of "
+                f"{sample.cache_requests} compile requests missed where a hit was expected"
+            )
+    return tuple(out)
+
+
+def _ensure_folder(directory: str) -> Path:
+    root = Path(directory).resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--compilation-cache {directory}: cannot create it: {exc}") from exc
+    if not root.is_dir():
+        raise UsageError(f"--compilation-cache {directory}: not a folder")
+    return root
+
+
+def _move_entries(scratch: Path, root: Path) -> list[tuple[str, int]]:
+    moved = []
+    for entry in sorted(scratch.iterdir()):
+        if entry.is_file():
+            size = entry.stat().st_size
+            os.replace(entry, root / entry.name)
+            moved.append((entry.name, size))
+    return moved

@@ -1,0 +1,179 @@
+"""The ``bench`` use case: cold processes, then the steady state in this process, per spec."""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax
+import jaxlib
+
+from jaxinspect.backend import describe_device
+from jaxinspect.bench.cold import ColdConfig, run_cold_round
+from jaxinspect.bench.jobs import SpecSource
+from jaxinspect.bench.model import (
+    BenchReport,
+    BenchResult,
+    BenchSettings,
+    ColdRound,
+    Environment,
+    PersistentCacheReport,
+)
+from jaxinspect.bench.notes import report_notes
+from jaxinspect.bench.pcache import run_cache_rounds
+from jaxinspect.bench.steady import (
+    Budget,
+    measure_per_call,
+    measure_pipelined,
+    measure_tiny_dispatch,
+    split_donated,
+)
+from jaxinspect.inputs import check_input_size
+from jaxinspect.inspection import DEFAULT_MAX_INPUT_BYTES, PreparedCall, prepare_call, x64_mode
+from jaxinspect.pipeline import run_pipeline
+from jaxinspect.target import LoadedTarget, load_target
+
+#: ``progress(task, done, total)``: called as work completes; the CLI draws a progress bar.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    """How a ``bench`` run measures.
+
+    Attributes:
+        cold_runs: Fresh processes per cold round.
+        runs: Exact number of timed cached calls; ``None`` calibrates to ``time_budget_s``.
+        warmup: Untimed calls before timing; ``None`` warms up for a share of the budget.
+        time_budget_s: Seconds of timed cached calls when ``runs`` is ``None``.
+        seed: Seed of the generated inputs.
+        max_input_bytes: Refuse to generate inputs larger than this.
+        backend: Platform to run on; ``None`` = JAX's default.
+        compilation_cache: Persistent compilation cache folder, or ``None`` for no cache.
+    """
+
+    cold_runs: int = 3
+    runs: int | None = None
+    warmup: int | None = None
+    time_budget_s: float = 1.0
+    seed: int = 0
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    backend: str | None = None
+    compilation_cache: str | None = None
+
+
+def run_bench(
+    target: str,
+    main: SpecSource,
+    compare: tuple[SpecSource, ...],
+    options: BenchOptions,
+    progress: Progress,
+) -> BenchReport:
+    """Benchmark ``target`` at the main spec and each ``compare`` spec.
+
+    Raises:
+        TargetError, SpecError, UsageError: The target, a spec or an option is wrong.
+        StageError: The user's function failed.
+    """
+    loaded = load_target(target)
+    results = []
+    environment: Environment | None = None
+    for source in (main, *compare):
+        result, call = _bench_one(loaded, source, options, progress)
+        results.append(result)
+        environment = environment or _environment(call)
+    assert environment is not None
+    settings = BenchSettings(
+        cold_runs=options.cold_runs,
+        runs=options.runs,
+        time_budget_s=options.time_budget_s,
+        seed=options.seed,
+        max_input_bytes=options.max_input_bytes,
+        compilation_cache=options.compilation_cache,
+    )
+    unavailable: tuple[tuple[str, str], ...] = ()
+    if options.compilation_cache is None:
+        unavailable = (("bench.persistent_cache", "--compilation-cache not given"),)
+    return BenchReport(
+        target=target,
+        environment=environment,
+        settings=settings,
+        result=results[0],
+        compare=tuple(results[1:]),
+        notes=report_notes(results[0], settings),
+        unavailable=unavailable,
+    )
+
+
+def _bench_one(
+    loaded: LoadedTarget, source: SpecSource, options: BenchOptions, progress: Progress
+) -> tuple[BenchResult, PreparedCall]:
+    spec = source.load()
+    target = loaded.ref.spec
+    # Refuse oversized inputs before any process or compile spends time on them.
+    check_input_size(spec.input_bytes, options.max_input_bytes)
+    with x64_mode(spec):
+        call = prepare_call(loaded, spec, options.backend)
+        # Compiled once here for the steady state; this also reports the user's errors
+        # before fresh processes are spawned.
+        artifacts = run_pipeline(loaded.function, call.plan, call.args, call.kwargs, target=target)
+        cold, cache_report = _cold(target, source, options, progress)
+        args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
+        inputs = split_donated(call.plan, args, kwargs)
+        budget = Budget(options.runs, options.time_budget_s, options.warmup)
+        label = f"steady state {source.label}"
+        progress(label, 0, 3)
+        cached = measure_per_call(artifacts.compiled, inputs, budget, target=target)
+        progress(label, 1, 3)
+        pipelined = measure_pipelined(
+            artifacts.compiled, inputs, budget, cached.median_s, target=target
+        )
+        progress(label, 2, 3)
+        dispatch = measure_tiny_dispatch(call.device, budget)
+        progress(label, 3, 3)
+    result = BenchResult(
+        spec=source.label,
+        input_bytes=spec.input_bytes,
+        donated=call.plan.donated,
+        cold=cold,
+        cached=cached,
+        pipelined=pipelined,
+        dispatch=dispatch,
+        persistent_cache=cache_report,
+    )
+    return result, call
+
+
+def _cold(
+    target: str, source: SpecSource, options: BenchOptions, progress: Progress
+) -> tuple[ColdRound, PersistentCacheReport | None]:
+    config = ColdConfig(target, source, options.backend, options.seed, options.max_input_bytes)
+    runs = options.cold_runs
+    label = f"cold processes {source.label}"
+    total = runs if options.compilation_cache is None else 2 * runs
+    done = [0]
+
+    def on_sample() -> None:
+        done[0] += 1
+        progress(label, done[0], total)
+
+    progress(label, 0, total)
+    if options.compilation_cache is None:
+        return run_cold_round(config, runs, "disabled", lambda _: None, on_sample), None
+    return run_cache_rounds(config, runs, options.compilation_cache, on_sample)
+
+
+def _environment(call: PreparedCall) -> Environment:
+    return Environment(
+        backend=call.device.platform,
+        device=describe_device(call.device),
+        device_kind=str(call.device.device_kind),
+        jax_version=jax.__version__,
+        jaxlib_version=jaxlib.__version__,
+        python_version=platform.python_version(),
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+        x64=call.spec.needs_x64,
+    )

@@ -1,0 +1,141 @@
+"""``jaxinspect bench``: first-call phases from cold processes and steady-state latency."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jaxinspect.cli_common import (
+    ArgOpt,
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    errors_to_exit_codes,
+)
+from jaxinspect.errors import UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.bench.runner import Progress
+
+
+class BenchFormat(enum.StrEnum):
+    """Output formats of ``bench``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
+    app.command(name="bench")(bench)
+
+
+def bench(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        BenchFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = BenchFormat.TABLE,
+    cold_runs: Annotated[
+        int, typer.Option(min=1, help="Fresh processes per cold round (min/median/max).")
+    ] = 3,
+    runs: Annotated[
+        int | None, typer.Option(min=1, help="Timed cached calls (default: --time-budget worth).")
+    ] = None,
+    warmup: Annotated[
+        int | None,
+        typer.Option(min=0, help="Untimed calls before timing (default: 10% of the budget)."),
+    ] = None,
+    time_budget: Annotated[
+        float, typer.Option(min=0.0, help="Seconds of timed cached calls when --runs is not given.")
+    ] = 1.0,
+    compilation_cache: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder for JAX's persistent compilation cache: cold starts with an "
+            "empty, then a populated cache."
+        ),
+    ] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(help="Another YAML spec to benchmark side by side; repeatable."),
+    ] = None,
+    donate: Annotated[
+        list[str] | None,
+        typer.Option(help="Donate this argument's buffers (as the spec's donate:); repeatable."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the generated inputs.")] = 0,
+    max_input_bytes: Annotated[
+        int, typer.Option(min=0, help="Refuse to generate inputs larger than this.")
+    ] = 2 * 1024**3,
+    debug: DebugOpt = False,
+) -> None:
+    """Time TARGET's first call from cold processes and its cached calls in a steady state."""
+    with errors_to_exit_codes(debug):
+        from jaxinspect.bench.jobs import SpecSource
+        from jaxinspect.bench.runner import BenchOptions, run_bench
+
+        if shapes is not None and arg:
+            raise UsageError("give either --shapes SPEC or --arg options, not both")
+        extra = tuple(donate or ())
+        main = SpecSource(shapes, tuple(arg or ()), extra)
+        others = tuple(SpecSource(path, (), extra) for path in compare or ())
+        options = BenchOptions(
+            cold_runs=cold_runs,
+            runs=runs,
+            warmup=warmup,
+            time_budget_s=time_budget,
+            seed=seed,
+            max_input_bytes=max_input_bytes,
+            backend=backend,
+            compilation_cache=compilation_cache,
+        )
+        with _progress_bar() as progress:
+            report = run_bench(target, main, others, options, progress)
+        _render(report, output_format)
+
+
+def _render(report: Any, output_format: BenchFormat) -> None:
+    if output_format is BenchFormat.JSON:
+        from jaxinspect.renderers.bench_json import render_bench_json
+
+        sys.stdout.write(render_bench_json(report))
+        return
+    from rich.console import Console
+
+    from jaxinspect.renderers.bench_console import render_bench_console
+
+    Console(soft_wrap=False).print(render_bench_console(report))
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Progress]:
+    """A progress bar on stderr, one line per task, so stdout carries the report alone."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(label: str, done: int, total: int) -> None:
+        if label not in tasks:
+            tasks[label] = bar.add_task(label, total=total)
+        bar.update(tasks[label], completed=done, total=total)
+
+    with bar:
+        yield update
