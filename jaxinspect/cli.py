@@ -47,6 +47,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: typer.rich_utils costs ~120 ms of imports (rich.markdown, markdown_it),
+    # more than the rest of `--help` together.
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -187,9 +190,11 @@ def _parse_sections(text: str | None) -> tuple[str, ...]:
 
 
 def _inspect(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
-    from rich.console import Console
-
     from jaxinspect.inspection import inspect_target
+
+    if not sys.stderr.isatty():  # no one to see a spinner: skip importing rich.live for it
+        return inspect_target(target, spec, options)
+    from rich.console import Console
 
     # Progress goes to stderr so stdout carries the report alone.
     with Console(stderr=True).status(f"inspecting {target} …"):
