@@ -28,18 +28,48 @@ BackendOpt = Annotated[
     str | None, typer.Option(help="Platform to compile for (cpu, gpu, tpu); default: JAX's.")
 ]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
+CaseOpt = Annotated[
+    str | None,
+    typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
+]
+TransformOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--transform",
+        "-t",
+        help="JAX transformation to apply, repeatable, innermost first: grad, value_and_grad, "
+        'vmap, jacfwd, jacrev, hessian, jvp, vjp, checkpoint; e.g. "vmap(in_axes=(None, 0))".',
+    ),
+]
 
 
-def load_cli_spec(shapes: str | None, arg: list[str] | None) -> Spec:
-    from jaxinspect.spec import Spec, load_spec, parse_arg_options
+def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> Spec:
+    """The one spec a command runs; ``case`` picks one of a spec file's ``cases:``."""
+    cases = load_cli_cases(shapes, arg, case)
+    if len(cases) > 1:
+        names = ", ".join(name for name, _ in cases)
+        raise UsageError(
+            f"{shapes} has {len(cases)} cases ({names}); this command runs one: add --case NAME"
+        )
+    return cases[0][1]
+
+
+def load_cli_cases(
+    shapes: str | None, arg: list[str] | None, case: str | None = None
+) -> tuple[tuple[str, Spec], ...]:
+    """``(case name, Spec)`` pairs: every case of the spec file, or the one ``case`` names."""
+    from jaxinspect.cases import SINGLE_CASE, load_spec_cases
+    from jaxinspect.spec import Spec, parse_arg_options
 
     if shapes is not None and arg:
         raise UsageError("give either --shapes SPEC or --arg options, not both")
     if shapes is not None:
-        return load_spec(shapes)
+        return load_spec_cases(shapes).select(case)
+    if case is not None:
+        raise UsageError("--case needs --shapes SPEC with `cases:`")
     if arg:
-        return parse_arg_options(arg)
-    return Spec(source="(no --shapes)", args=())
+        return ((SINGLE_CASE, parse_arg_options(arg)),)
+    return ((SINGLE_CASE, Spec(source="(no --shapes)", args=())),)
 
 
 @contextmanager

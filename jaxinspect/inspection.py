@@ -27,6 +27,8 @@ from jaxinspect.model import SECTIONS, InspectionReport, StageText, Timings
 from jaxinspect.pipeline import StageArtifacts, run_pipeline
 from jaxinspect.spec import Spec
 from jaxinspect.target import LoadedTarget, load_target
+from jaxinspect.transform_apply import composition, transform_target
+from jaxinspect.transforms import Transform
 
 #: Default ceiling on the bytes of generated inputs (override with --max-input-bytes).
 DEFAULT_MAX_INPUT_BYTES = 2 * 1024**3
@@ -47,6 +49,8 @@ class InspectOptions:
         runs: Number of cached calls; ``None`` calibrates to a small time budget.
         seed: Seed of the generated inputs.
         max_input_bytes: Refuse to generate inputs larger than this.
+        transforms: JAX transformations to wrap the target in; the spec describes the
+            transformed function's arguments.
     """
 
     backend: str | None = None
@@ -55,6 +59,8 @@ class InspectOptions:
     runs: int | None = None
     seed: int = 0
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    #: ``--transform`` chain applied to the target before jit, innermost first.
+    transforms: tuple[Transform, ...] = ()
 
     @property
     def last_step(self) -> str:
@@ -123,6 +129,8 @@ def run_inspection(
         StageError: The user's function failed in a stage.
     """
     target = loaded.ref.spec
+    chain = composition(loaded, options.transforms)
+    loaded = transform_target(loaded, options.transforms)
     with x64_mode(spec):
         call = prepare_call(loaded, spec, options.backend)
         artifacts = run_pipeline(
@@ -149,7 +157,10 @@ def run_inspection(
             reasons += _skipped_after(artifacts)
         cost = memory = None
         if compiled is not None:
-            cost = collect.collect_cost(compiled, reasons)
+            if "cost" in options.sections:  # per-op analysis is not free: only when shown
+                cost = collect.collect_cost(compiled, reasons)
+            else:
+                reasons.append(("cost", "not requested (--stage)"))
             memory = collect.collect_memory(compiled, call.device.platform, reasons)
         if memory is not None and compiled is not None:
             aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
@@ -157,6 +168,7 @@ def run_inspection(
         report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),
+            composition=chain,
             backend=call.device.platform,
             devices=(describe_device(call.device),),
             jax_version=jax.__version__,

@@ -41,6 +41,19 @@ class StageText:
 
 
 @dataclass(frozen=True, slots=True)
+class LoopAwareCost:
+    """jaxinspect's totals: XLA's per-instruction costs, while bodies x known trip counts."""
+
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+    #: True when work is left out (custom calls, unknown trip counts): a lower bound.
+    lower_bound: bool
+    #: ``"name (kind)"`` of each instruction not fully counted.
+    not_counted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CostSummary:
     """XLA's cost analysis of the compiled executable, as JAX reports it (missing keys are 0)."""
 
@@ -49,6 +62,8 @@ class CostSummary:
     bytes_accessed: float | None
     arithmetic_intensity: float | None
     raw: tuple[tuple[str, float], ...] = ()
+    #: Loop-aware figures beside JAX's own; ``None`` when the HLO could not be analysed.
+    loop_aware: LoopAwareCost | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +88,12 @@ class MemorySummary:
     peak_bytes: int | None
     #: argument + output + temp - alias: an upper bound computed by jaxinspect, labelled as such.
     derived_peak_bytes: int | None
+    #: The ``host_*`` fields of ``CompiledMemoryStats`` (host-offloaded buffers), same rules.
+    host_argument_bytes: int | None = None
+    host_output_bytes: int | None = None
+    host_temp_bytes: int | None = None
+    host_alias_bytes: int | None = None
+    host_generated_code_bytes: int | None = None
     #: Arguments the spec donated (``donate:``), by parameter name.
     donated: tuple[str, ...] = ()
     #: Outputs that XLA placed in input buffers; a donated leaf missing here was not reused.
@@ -119,6 +140,8 @@ class InspectionReport:
     #: (JSON path, reason) for every value that is null.
     unavailable: tuple[tuple[str, str], ...] = ()
     schema_version: int = field(default=SCHEMA_VERSION)
+    #: What was compiled, as Python: ``jit(vmap(grad(loss_fn, argnums=0), in_axes=(None, 0)))``.
+    composition: str | None = None
 
     def stage(self, name: str) -> StageText | None:
         """The IR stage called ``name``, if it ran."""
@@ -147,6 +170,7 @@ def report_to_dict(report: InspectionReport) -> dict[str, Any]:
         "schema_version": report.schema_version,
         "target": report.target,
         "function": report.function_name,
+        "composition": report.composition,
         "backend": report.backend,
         "devices": list(report.devices),
         "jax_version": report.jax_version,
@@ -179,6 +203,17 @@ def _cost_to_dict(cost: CostSummary | None) -> dict[str, Any] | None:
         "bytes_accessed": cost.bytes_accessed,
         "arithmetic_intensity": cost.arithmetic_intensity,
         "xla_raw": dict(cost.raw),
+        "loop_aware": None if cost.loop_aware is None else _loop_aware_to_dict(cost.loop_aware),
+    }
+
+
+def _loop_aware_to_dict(cost: LoopAwareCost) -> dict[str, Any]:
+    return {
+        "flops": cost.flops,
+        "transcendentals": cost.transcendentals,
+        "bytes_accessed": cost.bytes_accessed,
+        "lower_bound": cost.lower_bound,
+        "not_counted": list(cost.not_counted),
     }
 
 
@@ -193,6 +228,11 @@ def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
         "generated_code_bytes": memory.generated_code_bytes,
         "peak_bytes": memory.peak_bytes,
         "derived_peak_bytes": memory.derived_peak_bytes,
+        "host_argument_bytes": memory.host_argument_bytes,
+        "host_output_bytes": memory.host_output_bytes,
+        "host_temp_bytes": memory.host_temp_bytes,
+        "host_alias_bytes": memory.host_alias_bytes,
+        "host_generated_code_bytes": memory.host_generated_code_bytes,
         "donated": list(memory.donated),
         "input_output_aliases": [
             {"output": a.output, "parameter": a.parameter, "argument": a.argument, "kind": a.kind}

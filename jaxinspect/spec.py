@@ -62,7 +62,6 @@ _SIXTY_FOUR_BIT = frozenset({"float64", "int64", "uint64", "complex128"})
 KNOWN_KEYS = ("args", "static", "donate")
 #: Keys the grammar reserves for later capabilities, refused with a clear message until then.
 RESERVED_KEYS = {
-    "cases": "per-case argument sets",
     "mesh": "a device mesh",
     "shardings": "per-leaf shardings",
 }
@@ -175,18 +174,31 @@ def load_spec(path: str | Path) -> Spec:
     Raises:
         SpecError: The file is missing, not valid YAML, or not a valid spec.
     """
+    return parse_spec_text(read_spec_file(path), source=str(path))
+
+
+def read_spec_file(path: str | Path) -> str:
+    """The text of a spec file.
+
+    Raises:
+        SpecError: The file is missing or unreadable.
+    """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(f"{p}: spec file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{p}: cannot read spec file: {exc}") from None
-    return parse_spec_text(text, source=str(p))
 
 
 def parse_spec_text(text: str, *, source: str) -> Spec:
     """Parse spec YAML text; ``source`` names it in errors."""
+    return parse_spec_document(parse_yaml(text, source=source), source=source)
+
+
+def parse_yaml(text: str, *, source: str) -> object:
+    """Load YAML text; a syntax error is a ``SpecError`` with line and column."""
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -198,7 +210,7 @@ def parse_spec_text(text: str, *, source: str) -> Spec:
             # Brackets are YAML flow syntax: `[f32[2], f32[3]]` does not parse unquoted.
             hint="Inside [...] or {...}, quote leaves: ['f32[2]', 'f32[3]'], or use block style.",
         ) from None
-    return parse_spec_document(document, source=source)
+    return document
 
 
 def parse_spec_document(document: object, *, source: str) -> Spec:
@@ -209,6 +221,11 @@ def parse_spec_document(document: object, *, source: str) -> Spec:
         raise SpecError(
             f"{source}: the spec must be a mapping with `args:` (and optionally `static:`), "
             f"not a {_yaml_type(document)}"
+        )
+    if "cases" in document:
+        raise SpecError(
+            f"{source}: `cases:` holds several argument sets; here one spec is expected",
+            hint="Pick one case with --case NAME (a case cannot hold `cases:` itself).",
         )
     for key in document:
         if not isinstance(key, str):

@@ -55,6 +55,8 @@ def _header(report: InspectionReport) -> RenderableType:
     grid.add_column()
     grid.add_row("target", report.target)
     grid.add_row("function", report.function_name)
+    if report.composition is not None:
+        grid.add_row("compiled", report.composition)
     grid.add_row("backend", f"{report.backend}  ({', '.join(report.devices)})")
     grid.add_row("jax / jaxlib", f"{report.jax_version} / {report.jaxlib_version}")
     grid.add_row("x64", "on (the spec has a 64-bit leaf)" if report.x64 else "off")

@@ -1,0 +1,27 @@
+"""``stages`` over every case of a multi-case spec: run each once, print one comparison."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxinspect.inspection import InspectOptions
+    from jaxinspect.spec import Spec
+
+
+def show_case_comparison(
+    target: str, cases: tuple[tuple[str, Spec], ...], options: InspectOptions, *, json: bool
+) -> None:
+    """Inspect ``target`` per case and print the comparison (JSON or a table) to stdout."""
+    from rich.console import Console
+
+    from jaxinspect.comparison import compare_cases
+    from jaxinspect.renderers.cases import render_cases_console, render_cases_json
+
+    with Console(stderr=True).status(f"inspecting {target} for {len(cases)} cases …"):
+        comparison = compare_cases(target, cases, options)
+    if json:
+        sys.stdout.write(render_cases_json(comparison))
+    else:
+        Console(soft_wrap=False).print(render_cases_console(comparison))
