@@ -189,3 +189,20 @@ def test_hlo_source_tables_hold_only_user_frames():
     tables = report.stage("hlo").text.split("FunctionNames")[0]
     assert "sample_programs/mlp.py" in tables
     assert "jaxinspect/" not in tables and "_pytest" not in tables
+
+
+def test_op_histograms_count_nested_bodies():
+    report = inspect_target(
+        sample("rnn.py:run"), load_spec(sample("rnn.yaml")), InspectOptions(execute=False)
+    )
+    jaxpr_ops = dict(report.stage("jaxpr").op_counts)
+    assert jaxpr_ops["scan"] == 1
+    assert jaxpr_ops["dot_general"] == 2 and jaxpr_ops["tanh"] == 1  # inside the scan body
+    stablehlo_ops = dict(report.stage("stablehlo").op_counts)
+    assert stablehlo_ops["stablehlo.while"] == 1
+    assert stablehlo_ops["stablehlo.dot_general"] == 2  # inside the while body region
+    hlo_ops = dict(report.stage("hlo").op_counts)
+    assert hlo_ops["while"] == 1
+    # Opcode spellings are XLA's own, as printed in the HLO text.
+    for opcode in hlo_ops:
+        assert f" {opcode}(" in report.stage("hlo").text
