@@ -5,13 +5,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from jaxinspect.model import CostSummary, MemorySummary
+from jaxinspect.costmodel.analysis import analyse_compiled, loop_aware_summary
+from jaxinspect.costmodel.breakdown import ProgramCost
+from jaxinspect.model import CostSummary, LoopAwareCost, MemorySummary
 
 Reasons = list[tuple[str, str]]
 
 
-def collect_cost(compiled: Any, reasons: Reasons) -> CostSummary | None:
-    """XLA's cost analysis; a key XLA leaves out means 0, a negative value is a sentinel (null)."""
+def collect_cost(
+    compiled: Any, reasons: Reasons, program: ProgramCost | None = None
+) -> CostSummary | None:
+    """XLA's cost analysis; a key XLA leaves out means 0, a negative value is a sentinel (null).
+
+    The loop-aware totals come from ``program`` (per-op costs already computed from this
+    ``compiled``) or are computed here.
+    """
     try:
         raw = compiled.cost_analysis()
     except Exception as exc:  # backends may raise NotImplementedError or runtime errors
@@ -45,7 +53,20 @@ def collect_cost(compiled: Any, reasons: Reasons) -> CostSummary | None:
         bytes_accessed=bytes_accessed,
         arithmetic_intensity=intensity,
         raw=tuple(sorted(values.items())),
+        loop_aware=_loop_aware(compiled, reasons, program),
     )
+
+
+def _loop_aware(
+    compiled: Any, reasons: Reasons, program: ProgramCost | None
+) -> LoopAwareCost | None:
+    if program is None:
+        try:
+            program = analyse_compiled(compiled)
+        except Exception as exc:  # a module text jaxinspect cannot parse must not sink the report
+            reasons.append(("cost.loop_aware", f"the optimized HLO could not be analysed: {exc}"))
+            return None
+    return loop_aware_summary(program)
 
 
 def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySummary | None:
@@ -74,6 +95,18 @@ def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySumm
             ("memory.generated_code_bytes", f"the {platform} backend reports {code}, not a size")
         )
         code = None
+    host: dict[str, int | None] = {}
+    for field_name in ("argument", "output", "temp", "alias", "generated_code"):
+        value = read(f"host_{field_name}_size_in_bytes")
+        if value is not None and value <= 0:
+            reasons.append(
+                (
+                    f"memory.host_{field_name}_bytes",
+                    f"not reported by the {platform} backend (it reports {value})",
+                )
+            )
+            value = None
+        host[f"host_{field_name}_bytes"] = value
     peak = read("peak_memory_in_bytes")
     if peak is None or peak <= 0:
         reasons.append(("memory.peak_bytes", f"the {platform} backend does not report a peak"))
@@ -89,4 +122,9 @@ def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySumm
         generated_code_bytes=code,
         peak_bytes=peak,
         derived_peak_bytes=derived,
+        host_argument_bytes=host["host_argument_bytes"],
+        host_output_bytes=host["host_output_bytes"],
+        host_temp_bytes=host["host_temp_bytes"],
+        host_alias_bytes=host["host_alias_bytes"],
+        host_generated_code_bytes=host["host_generated_code_bytes"],
     )

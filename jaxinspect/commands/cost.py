@@ -1,0 +1,135 @@
+"""``jaxinspect cost``: where the FLOPs and bytes are, per op, per line, per loop, on a roofline."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from jaxinspect.cli_common import (
+    ArgOpt,
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    errors_to_exit_codes,
+    load_cli_spec,
+)
+from jaxinspect.errors import UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.costmodel.profiles import DeviceProfile
+    from jaxinspect.costmodel.report import CostReport
+    from jaxinspect.spec import Spec
+
+
+class CostFormat(enum.StrEnum):
+    """Output formats of ``cost``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+class GroupBy(enum.StrEnum):
+    """The main table of ``cost``: per op, or grouped by source line, function or scope."""
+
+    OP = "op"
+    LINE = "line"
+    FUNCTION = "function"
+    SCOPE = "scope"
+
+
+class SortKey(enum.StrEnum):
+    """Order of the per-op rows."""
+
+    FLOPS = "flops"
+    BYTES = "bytes"
+    TRANSCENDENTALS = "transcendentals"
+    TIME = "time"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``cost`` command to ``app``."""
+    app.command(name="cost")(cost)
+
+
+def cost(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        CostFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = CostFormat.TABLE,
+    by: Annotated[
+        GroupBy, typer.Option(help="Main table: per op, or per source line, function or scope.")
+    ] = GroupBy.OP,
+    top: Annotated[
+        int, typer.Option(min=0, help="Rows per table (0 = all); JSON always has every op.")
+    ] = 20,
+    sort: Annotated[
+        SortKey, typer.Option(help="Order of op rows (time needs a device or --peak-*).")
+    ] = SortKey.FLOPS,
+    device: Annotated[
+        str | None,
+        typer.Option(help="Roofline and memory fit against a built-in device profile (h100...)."),
+    ] = None,
+    peak_flops: Annotated[
+        float | None, typer.Option(min=1.0, help="Peak FLOP/s for the roofline (every dtype).")
+    ] = None,
+    peak_bandwidth: Annotated[
+        float | None, typer.Option(min=1.0, help="Peak memory bandwidth for the roofline, B/s.")
+    ] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
+    with errors_to_exit_codes(debug):
+        profile = _profile(device, peak_flops, peak_bandwidth)
+        if sort is SortKey.TIME and profile is None:
+            raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
+        report = _analyse(target, load_cli_spec(shapes, arg), backend, sort.value, profile)
+        if output_format is CostFormat.JSON:
+            from jaxinspect.renderers.cost_json import render_cost_json
+
+            sys.stdout.write(render_cost_json(report))
+        else:
+            from rich.console import Console
+
+            from jaxinspect.renderers.cost_console import render_cost
+
+            Console(soft_wrap=False).print(render_cost(report, by=by.value, top=top or None))
+
+
+def _profile(
+    device: str | None, peak_flops: float | None, peak_bandwidth: float | None
+) -> DeviceProfile | None:
+    from jaxinspect.costmodel.profiles import custom_profile, find_profile
+
+    base = None if device is None else find_profile(device)
+    return custom_profile(base, peak_flops, peak_bandwidth)
+
+
+def _analyse(
+    target: str, spec: Spec, backend: str | None, sort: str, profile: DeviceProfile | None
+) -> CostReport:
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from jaxinspect import collect
+    from jaxinspect.costmodel.analysis import analyse_compiled
+    from jaxinspect.costmodel.report import build_cost_report
+    from jaxinspect.inspection import InspectOptions, run_inspection
+    from jaxinspect.target import load_target
+
+    # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
+    options = InspectOptions(backend=backend, sections=("memory",), execute=False)
+    with Console(stderr=True).status(f"analysing {target} …"):
+        source, artifacts = run_inspection(load_target(target), spec, options)
+        program = analyse_compiled(artifacts.compiled)
+        reasons = [r for r in source.unavailable if r[0] != "cost"]
+        summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    source = replace(source, cost=summary, unavailable=tuple(reasons))
+    return build_cost_report(source, program, sort, profile)

@@ -1,0 +1,38 @@
+"""Entry points: a ``Compiled`` -> its per-op ``ProgramCost`` and loop-aware totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxinspect.costmodel.breakdown import ProgramCost, analyse_module
+from jaxinspect.costmodel.sourcemap import excluded_prefixes
+from jaxinspect.model import LoopAwareCost
+
+
+def analyse_compiled(compiled: Any) -> ProgramCost:
+    """Per-op costs of the compiled program's (first) optimized HLO module.
+
+    Raises:
+        ValueError: The module text could not be parsed.
+    """
+    from jax._src.lib import xla_client
+
+    executable = compiled.runtime_executable()
+    options = xla_client.hlo.HloPrintOptions()
+    # Elided constants ("{...}") would not parse back; metadata carries the source lines.
+    options.print_large_constants = True
+    options.print_metadata = True
+    text = executable.hlo_modules()[0].to_string(options)
+    return analyse_module(text, executable.client, excluded_prefixes())[0]
+
+
+def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:
+    """The totals ``stages`` shows beside XLA's own figures."""
+    total = program.loop_aware
+    return LoopAwareCost(
+        flops=total.flops,
+        transcendentals=total.transcendentals,
+        bytes_accessed=total.bytes_accessed,
+        lower_bound=program.lower_bound,
+        not_counted=tuple(f"{f.instruction} ({f.kind})" for f in program.flags),
+    )

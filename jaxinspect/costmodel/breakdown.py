@@ -1,0 +1,204 @@
+"""Per-instruction cost of the optimized HLO, loop bodies multiplied by their trip counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from jaxinspect.costmodel.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.costmodel.shapes import element_type, shape_bytes
+from jaxinspect.costmodel.sourcemap import FrameTable, SourceLocation, parse_frame_table
+from jaxinspect.costmodel.xlacost import XlaCost, module_cost, wrap_instruction
+
+#: Flag kinds that make the loop-aware figure a lower bound.
+LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    """One top-level instruction of the entry computation or of a loop body."""
+
+    name: str
+    computation: str
+    opcode: str
+    shape: str
+    dtype: str | None
+    fusion_kind: str | None
+    fused_ops: tuple[tuple[str, int], ...]
+    custom_call_target: str | None
+    runs: int  # executions per program run: the product of the enclosing trip counts
+    per_run: XlaCost | None  # XLA's figure for one execution; None = XLA does not count it
+    input_bytes: int
+    output_bytes: int
+    op_name: str | None
+    source: SourceLocation | None
+
+    @property
+    def total(self) -> XlaCost | None:
+        """Cost over the whole program run (``per_run`` x ``runs``)."""
+        return None if self.per_run is None else self.per_run.scaled(self.runs)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopInfo:
+    """A while loop: its computations, trip count and how often the loop itself runs."""
+
+    name: str
+    computation: str
+    body: str
+    condition: str
+    trip_count: int | None
+    runs: int
+    source: SourceLocation | None
+
+
+@dataclass(frozen=True, slots=True)
+class CostFlag:
+    """An instruction whose cost is not (fully) in the totals, and why."""
+
+    kind: str  # custom-call, unknown-trip-count, conditional, unanalysed
+    instruction: str
+    computation: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramCost:
+    """Per-op costs of one optimized module and their totals."""
+
+    ops: tuple[OpCost, ...]
+    loops: tuple[LoopInfo, ...]
+    flags: tuple[CostFlag, ...]
+
+    @property
+    def loop_aware(self) -> XlaCost:
+        """Sum over ops of cost x runs: each loop body counted as often as it runs."""
+        return _sum(op.total for op in self.ops)
+
+    @property
+    def counted_once(self) -> XlaCost:
+        """Sum over ops, each counted once: XLA's own way of adding up a module."""
+        return _sum(op.per_run for op in self.ops)
+
+    @property
+    def lower_bound(self) -> bool:
+        """True when some work is left out of the totals (custom calls, unknown trip counts)."""
+        return any(flag.kind in LOWER_BOUND_KINDS for flag in self.flags)
+
+
+def _sum(costs: Any) -> XlaCost:
+    total = XlaCost()
+    for cost in costs:
+        if cost is not None:
+            total = total.plus(cost)
+    return total
+
+
+def analyse_module(
+    text: str, client: Any, excluded: tuple[str, ...]
+) -> tuple[ProgramCost, FrameTable]:
+    """Cost every instruction of a module printed with metadata and large constants.
+
+    Args:
+        text: ``HloModule.to_string`` output (metadata and frame tables included).
+        client: The backend client whose cost model XLA applies.
+        excluded: Path prefixes whose frames are not the user's.
+    """
+    hlo = parse_module(text)
+    frames = parse_frame_table(text)
+    walker = _Walker(hlo, frames, client, excluded)
+    walker.walk(hlo.entry, 1)
+    return ProgramCost(tuple(walker.ops), tuple(walker.loops), tuple(walker.flags)), frames
+
+
+class _Walker:
+    """Depth-first walk from the entry into loop bodies, accumulating rows."""
+
+    def __init__(self, hlo: HloText, frames: FrameTable, client: Any, excluded: tuple[str, ...]):
+        self.hlo, self.frames, self.client, self.excluded = hlo, frames, client, excluded
+        self.ops: list[OpCost] = []
+        self.loops: list[LoopInfo] = []
+        self.flags: list[CostFlag] = []
+
+    def walk(self, comp: HloComputation, runs: int) -> None:
+        for instr in comp.instructions:
+            if instr.opcode == "while":
+                self._loop(comp, instr, runs)
+            elif instr.opcode == "call" and instr.callee("to_apply"):
+                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs)
+            elif instr.opcode != "parameter":
+                self.ops.append(self._op(comp, instr, runs))
+
+    def _loop(self, comp: HloComputation, instr: HloInstr, runs: int) -> None:
+        body, cond = str(instr.callee("body")), str(instr.callee("condition"))
+        trips = instr.trip_count
+        source = self._source(instr)
+        self.loops.append(LoopInfo(instr.name, comp.name, body, cond, trips, runs, source))
+        if trips is None:
+            self.flags.append(
+                CostFlag(
+                    "unknown-trip-count",
+                    instr.name,
+                    comp.name,
+                    "XLA proved no trip count: the body is counted once per run of the loop",
+                )
+            )
+        # The condition runs once more than the body: the test that ends the loop.
+        self.walk(self.hlo.computation(body), runs * (1 if trips is None else trips))
+        self.walk(self.hlo.computation(cond), runs * (1 if trips is None else trips + 1))
+
+    def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
+        per_run: XlaCost | None = None
+        if instr.opcode == "custom-call":
+            self._flag(
+                "custom-call",
+                instr,
+                comp,
+                f"target {instr.custom_call_target!r}: "
+                "XLA has no cost model for it, so it is not counted (lower bound)",
+            )
+        else:
+            try:
+                per_run = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
+            except ValueError as exc:
+                self._flag("unanalysed", instr, comp, str(exc))
+        if instr.opcode == "conditional":
+            self._flag(
+                "conditional",
+                instr,
+                comp,
+                "data-dependent branch: XLA's figure is the costliest branch, per run",
+            )
+        inputs = sum(shape_bytes(comp.instruction(o).shape) for o in dict.fromkeys(instr.operands))
+        return OpCost(
+            name=instr.name,
+            computation=comp.name,
+            opcode=instr.opcode,
+            shape=instr.shape,
+            dtype=element_type(instr.shape),
+            fusion_kind=instr.fusion_kind,
+            fused_ops=self._fused_ops(instr),
+            custom_call_target=instr.custom_call_target,
+            runs=runs,
+            per_run=per_run,
+            input_bytes=inputs,
+            output_bytes=shape_bytes(instr.shape),
+            op_name=instr.op_name,
+            source=self._source(instr),
+        )
+
+    def _flag(self, kind: str, instr: HloInstr, comp: HloComputation, detail: str) -> None:
+        self.flags.append(CostFlag(kind, instr.name, comp.name, detail))
+
+    def _fused_ops(self, instr: HloInstr) -> tuple[tuple[str, int], ...]:
+        callee = instr.callee("calls") if instr.opcode == "fusion" else None
+        if callee is None:
+            return ()
+        counts = Counter(
+            i.opcode for i in self.hlo.computation(callee).instructions if i.opcode != "parameter"
+        )
+        return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def _source(self, instr: HloInstr) -> SourceLocation | None:
+        return self.frames.user_location(instr.stack_frame_id, self.excluded)

@@ -1,0 +1,214 @@
+"""Parse the printed optimized HLO module into computations, instructions and attributes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMMENT = re.compile(r"/\*.*?\*/")
+_HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{$")
+_INSTRUCTION = re.compile(r"^\s+(ROOT )?%?([\w.\-]+) = (.*)$")
+_OPCODE = re.compile(r"\s*([a-z][\w\-]*)\(")
+_CALLED = re.compile(
+    r"\b(calls|to_apply|condition|body|branch_computations|called_computations|"
+    r"true_computation|false_computation)=(\{[^}]*\}|%?[\w.\-]+)"
+)
+_NAME = re.compile(r"%?([\w.\-]+)")
+_OP_NAME = re.compile(r'metadata=\{[^{}]*?op_name="((?:[^"\\]|\\.)*)"')
+_FRAME_ID = re.compile(r"metadata=\{[^{}]*?stack_frame_id=(\d+)")
+_TRIP_COUNT = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+_FUSION_KIND = re.compile(r"\bkind=(k\w+)")
+# Opcodes whose parentheses hold a literal (a value, a parameter number), not operands.
+_LITERAL_OPERANDS = frozenset({"constant", "parameter"})
+_TARGET = re.compile(r'custom_call_target="([^"]*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class HloInstr:
+    """One instruction line of the printed module."""
+
+    name: str
+    opcode: str
+    shape: str
+    operands: tuple[str, ...]
+    attributes: str  # everything after the operand list
+    literal: str  # the text in the parentheses of a constant or parameter, else ""
+    is_root: bool
+    text: str  # the whole line, comments removed
+
+    @property
+    def called(self) -> tuple[tuple[str, str], ...]:
+        """(role, computation) pairs: ``calls``, ``body``, ``condition``, ``to_apply``..."""
+        out: list[tuple[str, str]] = []
+        for role, value in _CALLED.findall(self.attributes):
+            out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
+        return tuple(out)
+
+    def callee(self, role: str) -> str | None:
+        """The first computation called in ``role``, if any."""
+        return next((name for r, name in self.called if r == role), None)
+
+    @property
+    def op_name(self) -> str | None:
+        """JAX's ``op_name`` metadata (the jaxpr path, with ``named_scope`` names)."""
+        match = _OP_NAME.search(self.attributes)
+        return None if match is None else match.group(1).replace('\\"', '"')
+
+    @property
+    def stack_frame_id(self) -> int | None:
+        """Index into the module's ``StackFrames`` table."""
+        match = _FRAME_ID.search(self.attributes)
+        return None if match is None else int(match.group(1))
+
+    @property
+    def trip_count(self) -> int | None:
+        """A while loop's ``known_trip_count``, when XLA proved one."""
+        match = _TRIP_COUNT.search(self.attributes)
+        return None if match is None else int(match.group(1))
+
+    @property
+    def fusion_kind(self) -> str | None:
+        """``kLoop``, ``kInput``, ``kOutput`` or ``kCustom`` for a fusion."""
+        match = _FUSION_KIND.search(self.attributes)
+        return match.group(1) if match and self.opcode == "fusion" else None
+
+    @property
+    def custom_call_target(self) -> str | None:
+        """The target of a ``custom-call`` (a LAPACK routine, a callback...)."""
+        match = _TARGET.search(self.attributes)
+        return None if match is None else match.group(1)
+
+
+@dataclass(frozen=True, slots=True)
+class HloComputation:
+    """One computation: its header line, instructions and printed text."""
+
+    name: str
+    is_entry: bool
+    instructions: tuple[HloInstr, ...]
+    text: str
+
+    def instruction(self, name: str) -> HloInstr:
+        """The instruction called ``name``; raises ``KeyError``."""
+        for instr in self.instructions:
+            if instr.name == name:
+                return instr
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class HloText:
+    """A printed HLO module: computations in printed (callee-first) order and its header."""
+
+    header: str
+    computations: tuple[HloComputation, ...]
+
+    @property
+    def entry(self) -> HloComputation:
+        """The ENTRY computation."""
+        return next(c for c in self.computations if c.is_entry)
+
+    def computation(self, name: str) -> HloComputation:
+        """The computation called ``name``; raises ``KeyError``."""
+        for comp in self.computations:
+            if comp.name == name:
+                return comp
+        raise KeyError(name)
+
+
+def parse_module(text: str) -> HloText:
+    """Split a module printed by ``HloModule.to_string`` into computations.
+
+    Raises:
+        ValueError: The text has no ENTRY computation or an instruction does not parse.
+    """
+    lines = text.splitlines()
+    header = lines[0] if lines else ""
+    comps: list[HloComputation] = []
+    current: tuple[str, bool, list[str]] | None = None
+    for line in lines:
+        if current is None:
+            match = _HEADER.match(line)
+            if match and not line.startswith((" ", "HloModule")):
+                current = (match.group(2), bool(match.group(1)), [line])
+            continue
+        current[2].append(line)
+        if line == "}":
+            name, is_entry, block = current
+            instrs = tuple(parse_instruction(b) for b in block[1:-1] if b.strip())
+            comps.append(HloComputation(name, is_entry, instrs, "\n".join(block)))
+            current = None
+    if not any(c.is_entry for c in comps):
+        raise ValueError("no ENTRY computation in the HLO text")
+    return HloText(header, tuple(comps))
+
+
+def parse_instruction(line: str) -> HloInstr:
+    """Parse ``[ROOT] %name = SHAPE opcode(operands), attributes``.
+
+    Raises:
+        ValueError: The line is not an instruction.
+    """
+    clean = _COMMENT.sub("", line)
+    match = _INSTRUCTION.match(clean)
+    if match is None:
+        raise ValueError(f"not an HLO instruction: {line.strip()[:120]}")
+    rest = match.group(3)
+    shape_end = _balanced_end(rest, 0) if rest.startswith("(") else rest.index(" ")
+    shape = rest[:shape_end]
+    op = _OPCODE.match(rest, shape_end)
+    if op is None:
+        raise ValueError(f"no opcode in HLO instruction: {line.strip()[:120]}")
+    close = _balanced_end(rest, op.end() - 1)
+    operands: tuple[str, ...] = ()
+    literal = rest[op.end() : close - 1] if op.group(1) in _LITERAL_OPERANDS else ""
+    if not literal and op.group(1) not in _LITERAL_OPERANDS:
+        parts = _split_top(rest[op.end() : close - 1])
+        operands = tuple(_NAME.findall(p.split()[-1])[0] for p in parts if p.strip())
+    return HloInstr(
+        name=match.group(2),
+        opcode=op.group(1),
+        shape=shape,
+        operands=operands,
+        attributes=rest[close:],
+        literal=literal,
+        is_root=bool(match.group(1)),
+        text=clean.strip(),
+    )
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """Index just past the bracket group opening at ``start`` (strings skipped)."""
+    depth, i, in_string = 0, start, False
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError(f"unbalanced brackets in HLO text: {text[start : start + 80]}")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets (operands may be printed with tuple shapes)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts

@@ -1,0 +1,194 @@
+"""The ``cost`` report as one JSON document (schema: ``jaxinspect/schemas/cost.schema.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxinspect.costmodel.aggregate import CostGroup
+from jaxinspect.costmodel.breakdown import LoopInfo, OpCost
+from jaxinspect.costmodel.report import CostReport
+from jaxinspect.costmodel.roofline import RooflinePoint
+from jaxinspect.costmodel.sourcemap import SourceLocation
+from jaxinspect.costmodel.xlacost import XlaCost
+from jaxinspect.model import SCHEMA_VERSION, report_to_dict
+
+#: What every roofline figure is; repeated in the JSON so it travels with the numbers.
+ROOFLINE_NOTE = (
+    "A model, not a measurement: each op is assumed to run at the device's peak FLOP/s or "
+    "peak bandwidth, whichever binds; times are lower bounds."
+)
+
+
+def cost_report_to_dict(report: CostReport) -> dict[str, Any]:
+    """The document: run facts, ``cost.*``, ``memory.*`` and the reasons for nulls."""
+    base = report_to_dict(report.source)
+    cost = base["cost"] or {}
+    program = report.program
+    total = program.loop_aware
+    cost.update(
+        counted_once=_xla(program.counted_once),
+        ops=[_op(op, p, total) for op, p in zip(program.ops, report.op_roofline, strict=True)],
+        sort=report.sort,
+        by_line=[_group(g) for g in report.by_line],
+        by_function=[_group(g) for g in report.by_function],
+        by_scope=[_group(g) for g in report.by_scope],
+        loops=[_loop(loop) for loop in program.loops],
+        not_counted=[
+            {
+                "instruction": f.instruction,
+                "computation": f.computation,
+                "kind": f.kind,
+                "detail": f.detail,
+            }
+            for f in program.flags
+        ],
+        fusions={
+            "by_kind": dict(report.fusion_kinds),
+            "count": len(report.fusions),
+        },
+        data_movement=[op.name for op in report.data_movement],
+        custom_calls=[
+            {"instruction": op.name, "target": op.custom_call_target} for op in report.custom_calls
+        ],
+        roofline=_roofline(report),
+    )
+    memory = base["memory"]
+    if memory is not None:
+        memory["peak_estimate"] = (
+            None
+            if report.peak is None
+            else {
+                "bytes": report.peak.bytes,
+                "source": report.peak.source,
+                "reason": report.peak.reason,
+            }
+        )
+        memory["fit"] = (
+            None
+            if report.fit is None
+            else {
+                "capacity_bytes": report.fit.capacity_bytes,
+                "needed_bytes": report.fit.needed_bytes,
+                "fraction": report.fit.fraction,
+                "fits": report.fit.fits,
+            }
+        )
+    keep = (
+        "target",
+        "function",
+        "composition",
+        "backend",
+        "devices",
+        "jax_version",
+        "jaxlib_version",
+        "x64",
+        "args",
+        "unavailable",
+    )
+    doc = {k: base[k] for k in keep if k in base}
+    doc["unavailable"] = {**base["unavailable"], **dict(report.unavailable)}
+    doc.update(schema_version=SCHEMA_VERSION, command="cost", cost=base["cost"], memory=memory)
+    return doc
+
+
+def _xla(cost: XlaCost | None) -> dict[str, float] | None:
+    if cost is None:
+        return None
+    return {
+        "flops": cost.flops,
+        "transcendentals": cost.transcendentals,
+        "bytes_accessed": cost.bytes_accessed,
+    }
+
+
+def _source(loc: SourceLocation | None) -> dict[str, Any] | None:
+    if loc is None:
+        return None
+    return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}
+
+
+def _op(op: OpCost, point: RooflinePoint | None, total: XlaCost) -> dict[str, Any]:
+    cost = op.total
+    return {
+        "name": op.name,
+        "computation": op.computation,
+        "opcode": op.opcode,
+        "fusion_kind": op.fusion_kind,
+        "fused_ops": dict(op.fused_ops),
+        "custom_call_target": op.custom_call_target,
+        "shape": op.shape,
+        "dtype": op.dtype,
+        "runs": op.runs,
+        "counted": cost is not None,
+        "per_run": _xla(op.per_run),
+        **(_xla(cost) or {"flops": None, "transcendentals": None, "bytes_accessed": None}),
+        "flops_share": _share(cost.flops if cost else None, total.flops),
+        "bytes_share": _share(cost.bytes_accessed if cost else None, total.bytes_accessed),
+        "input_bytes": op.input_bytes,
+        "output_bytes": op.output_bytes,
+        "op_name": op.op_name,
+        "source": _source(op.source),
+        "roofline": _point(point),
+    }
+
+
+def _share(part: float | None, whole: float) -> float | None:
+    return None if part is None or not whole else part / whole
+
+
+def _group(group: CostGroup) -> dict[str, Any]:
+    return {
+        "key": group.key,
+        "file": group.file,
+        "line": group.line,
+        "function": group.function,
+        "flops": group.flops,
+        "transcendentals": group.transcendentals,
+        "bytes_accessed": group.bytes_accessed,
+        "ops": group.ops,
+        "opcodes": dict(group.opcodes),
+    }
+
+
+def _loop(loop: LoopInfo) -> dict[str, Any]:
+    return {
+        "instruction": loop.name,
+        "computation": loop.computation,
+        "body": loop.body,
+        "condition": loop.condition,
+        "trip_count": loop.trip_count,
+        "runs": loop.runs,
+        "source": _source(loop.source),
+    }
+
+
+def _point(point: RooflinePoint | None) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    return {
+        "arithmetic_intensity": point.intensity,
+        "peak_flops": point.peak_flops,
+        "peak_dtype": point.peak_dtype,
+        "ridge_intensity": point.ridge,
+        "bound": point.bound,
+        "time_lower_bound_s": point.time_s,
+    }
+
+
+def _roofline(report: CostReport) -> dict[str, Any] | None:
+    profile = report.profile
+    if profile is None:
+        return None
+    return {
+        "note": ROOFLINE_NOTE,
+        "device": {
+            "name": profile.name,
+            "description": profile.description,
+            "peak_flops": dict(profile.peak_flops),
+            "bandwidth_bytes_s": profile.bandwidth_bytes_s,
+            "memory_bytes": profile.memory_bytes,
+            "source": profile.source,
+        },
+        "program": _point(report.program_roofline),
+        "sum_of_op_lower_bounds_s": report.roofline_sum_s,
+    }

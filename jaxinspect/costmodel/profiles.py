@@ -1,0 +1,147 @@
+"""Built-in device profiles for the roofline model: vendor peak FLOP/s, bandwidth and capacity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxinspect.errors import UsageError
+from jaxinspect.suggest import did_you_mean
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceProfile:
+    """Peak dense FLOP/s per element type, memory bandwidth and capacity of one device.
+
+    Figures are vendor datasheet peaks (dense, without sparsity), or derived from the
+    datasheet as ``source`` explains; they are ceilings no program reaches.
+    """
+
+    name: str
+    description: str
+    peak_flops: tuple[tuple[str, float], ...]  # HLO element type -> FLOP/s
+    bandwidth_bytes_s: float
+    memory_bytes: int | None
+    source: str
+
+    def peak_for(self, dtype: str | None) -> tuple[float, str]:
+        """Peak FLOP/s for ``dtype`` and the element type it was read for (f32 as fallback)."""
+        table = dict(self.peak_flops)
+        if dtype in table:
+            return table[dtype], dtype
+        return table["f32"], "f32"
+
+
+_GB = 10**9
+_GIB = 1024**3
+
+PROFILES: tuple[DeviceProfile, ...] = (
+    DeviceProfile(
+        "h100",
+        "NVIDIA H100 SXM5 80GB",
+        (("bf16", 989e12), ("f16", 989e12), ("f32", 67e12), ("f64", 67e12), ("s8", 1979e12)),
+        3.35e12,
+        80 * _GB,
+        "NVIDIA H100 Tensor Core GPU datasheet (dense Tensor Core FP16/BF16/FP64/INT8; FP32 "
+        "is the non-tensor CUDA-core figure)",
+    ),
+    DeviceProfile(
+        "h200",
+        "NVIDIA H200 SXM 141GB",
+        (("bf16", 989e12), ("f16", 989e12), ("f32", 67e12), ("f64", 67e12), ("s8", 1979e12)),
+        4.8e12,
+        141 * _GB,
+        "NVIDIA H200 Tensor Core GPU datasheet (dense figures; same compute as H100 SXM)",
+    ),
+    DeviceProfile(
+        "a100",
+        "NVIDIA A100 SXM4 80GB",
+        (("bf16", 312e12), ("f16", 312e12), ("f32", 19.5e12), ("f64", 19.5e12), ("s8", 624e12)),
+        2.039e12,
+        80 * _GB,
+        "NVIDIA A100 Tensor Core GPU datasheet (dense; FP64 is the Tensor Core figure, FP32 "
+        "the non-tensor figure)",
+    ),
+    DeviceProfile(
+        "tpu-v4",
+        "Google Cloud TPU v4 (one chip)",
+        (("bf16", 275e12), ("f32", 275e12 / 4), ("s8", 275e12)),
+        1.2e12,
+        32 * _GIB,
+        "Google Cloud TPU v4 documentation: 275 TFLOP/s bf16, 1200 GB/s HBM, 32 GiB per chip; "
+        "f32 assumed at 1/4 of bf16 (multi-pass matmul), an estimate",
+    ),
+    DeviceProfile(
+        "tpu-v5e",
+        "Google Cloud TPU v5e (one chip)",
+        (("bf16", 197e12), ("f32", 197e12 / 4), ("s8", 394e12)),
+        819 * _GB,
+        16 * _GB,
+        "Google Cloud TPU v5e documentation: 197 TFLOP/s bf16, 394 TOP/s int8, 819 GB/s HBM, "
+        "16 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+    ),
+    DeviceProfile(
+        "epyc-9654",
+        "AMD EPYC 9654 (96 Zen 4 cores, one socket)",
+        (("f32", 96 * 2.4e9 * 32), ("f64", 96 * 2.4e9 * 16), ("bf16", 96 * 2.4e9 * 64)),
+        460.8 * _GB,
+        None,
+        "AMD product page (96 cores, 2.4 GHz base, 12 channels DDR5-4800); FLOP/s derived as "
+        "cores x base clock x 2 FMA pipes x 256-bit lanes x 2 (32 f32 FLOP/cycle)",
+    ),
+    DeviceProfile(
+        "xeon-8480",
+        "Intel Xeon Platinum 8480+ (56 Sapphire Rapids cores, one socket)",
+        (("f32", 56 * 2.0e9 * 64), ("f64", 56 * 2.0e9 * 32)),
+        307.2 * _GB,
+        None,
+        "Intel ARK (56 cores, 2.0 GHz base, 8 channels DDR5-4800); FLOP/s derived as cores x "
+        "base clock x 2 AVX-512 FMA units x 16 f32 lanes x 2 (AMX bf16 not modelled)",
+    ),
+)
+
+
+def find_profile(name: str) -> DeviceProfile:
+    """The built-in profile called ``name`` (case-insensitive).
+
+    Raises:
+        UsageError: No profile has that name.
+    """
+    names = tuple(p.name for p in PROFILES)
+    for profile in PROFILES:
+        if profile.name == name.lower():
+            return profile
+    raise UsageError(
+        f"--device: unknown device profile {name!r}{did_you_mean(name.lower(), names)}; "
+        f"choose from {', '.join(names)}"
+    )
+
+
+def custom_profile(
+    base: DeviceProfile | None, peak_flops: float | None, bandwidth: float | None
+) -> DeviceProfile | None:
+    """``base`` with ``--peak-flops`` / ``--peak-bandwidth`` applied (one peak for every dtype).
+
+    Raises:
+        UsageError: Only one of the two peaks was given and there is no base profile.
+    """
+    if peak_flops is None and bandwidth is None:
+        return base
+    if base is None and (peak_flops is None or bandwidth is None):
+        raise UsageError("give both --peak-flops and --peak-bandwidth, or a --device profile")
+    if peak_flops is None:
+        assert base is not None  # checked above
+        flops = base.peak_flops
+    else:
+        flops = (("f32", peak_flops),)
+    if bandwidth is None:
+        assert base is not None
+        bandwidth = base.bandwidth_bytes_s
+    return DeviceProfile(
+        name=base.name if base else "custom",
+        description=(base.description if base else "user-supplied peaks") + " (overridden)",
+        peak_flops=flops,
+        bandwidth_bytes_s=bandwidth,
+        memory_bytes=base.memory_bytes if base else None,
+        source="--peak-flops / --peak-bandwidth on the command line"
+        + (f", over {base.source}" if base else ""),
+    )
