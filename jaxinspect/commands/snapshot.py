@@ -1,0 +1,211 @@
+"""``snapshot``, ``diff`` and ``check``: HLO snapshots for CI (``diff`` never imports jax)."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jaxinspect.cli_common import (
+    ArgOpt,
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    errors_to_exit_codes,
+    load_cli_spec,
+)
+from jaxinspect.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.compare import SnapshotDiff
+
+
+class ReportFormat(enum.StrEnum):
+    """Output formats of ``diff`` and ``check``."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+class ColorMode(enum.StrEnum):
+    """When the unified diff is coloured."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+FormatOpt = Annotated[
+    ReportFormat,
+    typer.Option("--format", "-f", help="table for people, json for machines, markdown for CI."),
+]
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help='Rules that fail on a difference, e.g. "flops>+5%,temp_bytes>+10%,'
+        'new-op:all-gather" (default: any difference fails).',
+    ),
+]
+ContextOpt = Annotated[int, typer.Option(min=0, help="Lines of context around each change.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the snapshot commands to ``app``."""
+    app.command(name="snapshot")(snapshot)
+    app.command(name="diff")(diff)
+    app.command(name="check")(check)
+
+
+def snapshot(
+    target: TargetArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the snapshot into.")],
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Trace, lower and compile TARGET once and write its normalized snapshot to --out."""
+    with errors_to_exit_codes(debug):
+        from jaxinspect.snapshot.capture import capture_snapshot
+        from jaxinspect.snapshot.store import write_snapshot
+        from jaxinspect.target import load_target
+
+        spec = load_cli_spec(shapes, arg)
+        taken = capture_snapshot(load_target(target), spec, backend)
+        write_snapshot(out, taken)
+        flops = taken.summary.metrics().get("flops")
+        shown = "n/a" if flops is None else f"{flops:g}"
+        files = ", ".join(f for _, f in _stage_files())
+        typer.echo(
+            f"wrote {out}: {files}, summary.json "
+            f"(fusions={taken.summary.fusion_count}, flops={shown})"
+        )
+
+
+def diff(
+    old: Annotated[Path, typer.Argument(help="Stored snapshot folder or stage text file.")],
+    new: Annotated[Path, typer.Argument(help="Snapshot folder or file to compare with OLD.")],
+    fail_on: FailOnOpt = None,
+    output_format: FormatOpt = ReportFormat.TABLE,
+    context: ContextOpt = 3,
+    color: Annotated[ColorMode, typer.Option(help="Colour the unified diff.")] = ColorMode.AUTO,
+    text: Annotated[
+        bool, typer.Option("--text/--no-text", help="Show the unified diff after the summary.")
+    ] = True,
+    debug: DebugOpt = False,
+) -> None:
+    """Compare two snapshots: a semantic summary, then a unified diff. Exit 0 same, 1 different.
+
+    Never imports jax: it reads stored files only.
+    """
+    with errors_to_exit_codes(debug):
+        from jaxinspect.snapshot.compare import diff_snapshots
+        from jaxinspect.snapshot.store import load_side
+        from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+
+        rules = parse_rules(fail_on)
+        if old.is_dir() != new.is_dir() and old.exists() and new.exists():
+            raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
+        a = load_side(old)
+        # Two loose files are read as the same stage, the one guessed from OLD.
+        b = load_side(new, None if new.is_dir() or not a.texts else a.texts[0][0])
+        result = diff_snapshots(a, b, str(old), str(new), context)
+        verdict = evaluate(rules, result)
+        _print_diff(result, verdict, output_format, text, color)
+        if verdict.failed:
+            raise typer.Exit(int(ExitCode.DIFFERENCES))
+
+
+def check(
+    update: Annotated[
+        bool, typer.Option("--update", help="Write new and changed snapshots, remove stale ones.")
+    ] = False,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(help="jaxinspect.yaml or pyproject.toml (default: nearest one upward)."),
+    ] = None,
+    fail_on: FailOnOpt = None,
+    output_format: FormatOpt = ReportFormat.TABLE,
+    context: ContextOpt = 3,
+    debug: DebugOpt = False,
+) -> None:
+    """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change."""
+    with errors_to_exit_codes(debug):
+        from jaxinspect.snapshot.check import run_check
+        from jaxinspect.snapshot.manifest import find_manifest, load_manifest
+        from jaxinspect.snapshot.thresholds import parse_rules
+
+        loaded = load_manifest(manifest if manifest is not None else find_manifest(Path.cwd()))
+        rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
+        with _progress(f"checking {len(loaded.targets)} target(s) …"):
+            report = run_check(loaded, rules, update=update, context=context)
+        if output_format is ReportFormat.JSON:
+            from jaxinspect.renderers.snapshot_json import check_to_dict, render_json
+
+            sys.stdout.write(render_json(check_to_dict(report)))
+        elif output_format is ReportFormat.MARKDOWN:
+            from jaxinspect.renderers.snapshot_markdown import render_check_markdown
+
+            sys.stdout.write(render_check_markdown(report))
+        else:
+            from jaxinspect.renderers.snapshot_console import render_check
+
+            _console().print(render_check(report))
+        if report.failed:
+            raise typer.Exit(int(ExitCode.DIFFERENCES))
+
+
+def _print_diff(
+    result: SnapshotDiff, verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
+) -> None:
+    if output_format is ReportFormat.JSON:
+        from jaxinspect.renderers.snapshot_json import diff_to_dict, render_json
+
+        sys.stdout.write(render_json(diff_to_dict(result, verdict)))
+        return
+    if output_format is ReportFormat.MARKDOWN:
+        from jaxinspect.renderers.snapshot_markdown import render_diff_markdown
+
+        title = f"{result.a_label} → {result.b_label}"
+        sys.stdout.write(render_diff_markdown(result, verdict, title))
+        return
+    from jaxinspect.renderers.snapshot_console import render_diff_summary
+    from jaxinspect.renderers.snapshot_text import colour_diff_line, text_diff_lines
+
+    console = _console()
+    console.print(render_diff_summary(result, verdict))
+    if not text:
+        return
+    coloured = color is ColorMode.ALWAYS or (
+        color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ
+    )
+    console.file.flush()
+    write = sys.stdout.write
+    for change in result.texts:
+        for line in text_diff_lines(change):
+            write(colour_diff_line(line) if coloured else line)
+
+
+def _stage_files() -> tuple[tuple[str, str], ...]:
+    from jaxinspect.snapshot.model import STAGE_FILES
+
+    return STAGE_FILES
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
+
+def _progress(message: str) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True).status(message)

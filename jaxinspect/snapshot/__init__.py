@@ -1,0 +1,1 @@
+"""HLO snapshots for CI: capture, store, compare and gate the compiled form of functions."""

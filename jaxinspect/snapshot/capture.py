@@ -1,0 +1,135 @@
+"""Take a snapshot of one target from a single run of the pipeline (imports jax)."""
+
+from __future__ import annotations
+
+from jaxinspect.inspection import InspectOptions, run_inspection
+from jaxinspect.model import InspectionReport
+from jaxinspect.pipeline import StageArtifacts
+from jaxinspect.snapshot.model import (
+    COST_KEYS,
+    MEMORY_KEYS,
+    OpCounts,
+    Provenance,
+    Snapshot,
+    SnapshotHeader,
+    SnapshotSummary,
+    collectives_of,
+)
+from jaxinspect.snapshot.normalize import (
+    hlo_parameter_names,
+    normalize_hlo,
+    normalize_jaxpr,
+    normalize_stablehlo,
+)
+from jaxinspect.spec import Spec
+from jaxinspect.target import LoadedTarget
+
+# Sections of the one pipeline run a snapshot needs: every stage, cost and memory, no timings.
+_SECTIONS = ("jaxpr", "stablehlo", "hlo", "ops", "cost", "memory")
+
+
+def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = None) -> Snapshot:
+    """Trace, lower and compile ``loaded`` once and build its snapshot.
+
+    The persistent compilation cache is off for the run: its key ignores debug info, so a hit
+    can return HLO printed with another file's paths and parameter names.
+
+    Raises:
+        SpecError: The spec does not fit the function.
+        UsageError: The backend is unavailable.
+        StageError: The function failed in a stage.
+    """
+    from jax._src import config
+
+    options = InspectOptions(backend=backend, sections=_SECTIONS, execute=False)
+    with config.enable_compilation_cache(False):
+        report, artifacts = run_inspection(loaded, spec, options)
+    raw_hlo = _optimized_hlo_text(artifacts)
+    hlo_counts = dict(_stage_counts(report, "hlo"))
+    summary = SnapshotSummary(
+        ops=tuple((s.name, s.op_counts) for s in report.stages),
+        fusion_count=hlo_counts.get("fusion", 0),
+        collectives=collectives_of(hlo_counts),
+        cost=_cost(report),
+        memory=_memory(report),
+        unavailable=tuple(
+            (path, why) for path, why in report.unavailable if path.startswith(("cost", "memory"))
+        ),
+    )
+    texts = (
+        ("jaxpr", normalize_jaxpr(_stage_text(report, "jaxpr"))),
+        ("stablehlo", normalize_stablehlo(_stage_text(report, "stablehlo"))),
+        ("hlo", normalize_hlo(raw_hlo)),
+    )
+    provenance = Provenance(
+        target=report.target,
+        function=report.function_name,
+        source_file=loaded.source_file,
+        module_name=raw_hlo.split(",", 1)[0].removeprefix("HloModule ").strip() or None,
+        parameter_names=hlo_parameter_names(raw_hlo),
+    )
+    return Snapshot(_header(report), summary, texts, provenance)
+
+
+def _optimized_hlo_text(artifacts: StageArtifacts) -> str:
+    """The optimized module printed with every constant and without source metadata.
+
+    ``compiled.as_text()`` elides large constants as ``{...}``, which would hide a changed
+    weight matrix; printing the ``HloModule`` object ourselves shows them.
+    """
+    from jax._src.lib import xla_client
+
+    assert artifacts.compiled is not None  # the snapshot sections run up to compile
+    options = xla_client.hlo.HloPrintOptions()
+    options.print_large_constants = True
+    options.print_metadata = False
+    module = artifacts.compiled.runtime_executable().hlo_modules()[0]
+    return str(module.to_string(options))
+
+
+def _header(report: InspectionReport) -> SnapshotHeader:
+    device_kind = report.devices[0].rpartition("(")[2].rstrip(")") if report.devices else ""
+    return SnapshotHeader(
+        jax_version=report.jax_version,
+        jaxlib_version=report.jaxlib_version,
+        backend=report.backend,
+        device_kind=device_kind,
+        x64=report.x64,
+    )
+
+
+def _stage_text(report: InspectionReport, name: str) -> str:
+    stage = report.stage(name)
+    assert stage is not None  # the snapshot sections run every stage
+    return stage.text
+
+
+def _stage_counts(report: InspectionReport, name: str) -> OpCounts:
+    stage = report.stage(name)
+    return () if stage is None else stage.op_counts
+
+
+def _cost(report: InspectionReport) -> tuple[tuple[str, float | None], ...]:
+    cost = report.cost
+    if cost is None:
+        return tuple((k, None) for k in COST_KEYS)
+    return (
+        ("flops", cost.flops),
+        ("transcendentals", cost.transcendentals),
+        ("bytes_accessed", cost.bytes_accessed),
+    )
+
+
+def _memory(report: InspectionReport) -> tuple[tuple[str, float | None], ...]:
+    memory = report.memory
+    if memory is None:
+        return tuple((k, None) for k in MEMORY_KEYS)
+    values = (
+        memory.argument_bytes,
+        memory.output_bytes,
+        memory.temp_bytes,
+        memory.alias_bytes,
+        memory.peak_bytes,
+        memory.generated_code_bytes,
+    )
+    return tuple(zip(MEMORY_KEYS, values, strict=True))

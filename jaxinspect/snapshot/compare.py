@@ -1,0 +1,151 @@
+"""Compare two snapshots: toolchain, op histograms, metrics, then the texts (no jax import)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
+from jaxinspect.snapshot.textdiff import Hunk, unified_hunks
+
+_HEADER_FIELDS = ("jax_version", "jaxlib_version", "backend", "device_kind", "x64")
+
+
+@dataclass(frozen=True, slots=True)
+class OpChange:
+    """An op whose count changed in one stage (0 = absent on that side)."""
+
+    stage: str
+    op: str
+    before: int
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
+class MetricChange:
+    """A summary number on both sides; ``None`` where that side's backend did not report it."""
+
+    name: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        """``after - before``, if both are known."""
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+    @property
+    def percent(self) -> float | None:
+        """Relative change in percent; ``inf`` from 0 to more, ``None`` if unknown."""
+        delta = self.delta
+        if delta is None or self.before is None:
+            return None
+        if self.before == 0:
+            return 0.0 if delta == 0 else math.copysign(math.inf, delta)
+        return 100.0 * delta / abs(self.before)
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """The unified-diff hunks of one stage whose normalized text differs."""
+
+    stage: str
+    a_name: str
+    b_name: str
+    hunks: tuple[Hunk, ...]
+
+    @property
+    def added(self) -> int:
+        """Lines only in the new text."""
+        return sum(1 for h in self.hunks for mark, _ in h.lines if mark == "+")
+
+    @property
+    def removed(self) -> int:
+        """Lines only in the old text."""
+        return sum(1 for h in self.hunks for mark, _ in h.lines if mark == "-")
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotDiff:
+    """Everything that differs between an old (``a``) and a new (``b``) snapshot."""
+
+    a_label: str
+    b_label: str
+    toolchain: tuple[tuple[str, str, str], ...]
+    op_changes: tuple[OpChange, ...]
+    metrics: tuple[MetricChange, ...]
+    texts: tuple[TextChange, ...]
+
+    @property
+    def changed_metrics(self) -> tuple[MetricChange, ...]:
+        """Metrics whose value differs between the sides."""
+        return tuple(m for m in self.metrics if m.before != m.after)
+
+    @property
+    def identical(self) -> bool:
+        """No difference in compiled content (a toolchain change alone does not count)."""
+        return not (self.op_changes or self.changed_metrics or self.texts)
+
+
+def diff_snapshots(
+    old: Snapshot, new: Snapshot, a_label: str, b_label: str, context: int = 3
+) -> SnapshotDiff:
+    """Compare ``old`` and ``new``; stage texts are diffed line by line with ``context``."""
+    return SnapshotDiff(
+        a_label=a_label,
+        b_label=b_label,
+        toolchain=_toolchain(old, new),
+        op_changes=_op_changes(old, new),
+        metrics=_metrics(old, new),
+        texts=_texts(old, new, a_label, b_label, context),
+    )
+
+
+def _toolchain(old: Snapshot, new: Snapshot) -> tuple[tuple[str, str, str], ...]:
+    out: list[tuple[str, str, str]] = []
+    if old.header is None or new.header is None:
+        return ()
+    for name in _HEADER_FIELDS:
+        before, after = getattr(old.header, name), getattr(new.header, name)
+        if before != after:
+            out.append((name, str(before), str(after)))
+    return tuple(out)
+
+
+def _op_changes(old: Snapshot, new: Snapshot) -> tuple[OpChange, ...]:
+    out = []
+    for stage, _ in STAGE_FILES:
+        before, after = old.summary.stage_ops(stage), new.summary.stage_ops(stage)
+        for op in sorted(before.keys() | after.keys()):
+            if before.get(op, 0) != after.get(op, 0):
+                out.append(OpChange(stage, op, before.get(op, 0), after.get(op, 0)))
+    return tuple(out)
+
+
+def _metrics(old: Snapshot, new: Snapshot) -> tuple[MetricChange, ...]:
+    before, after = old.summary.metrics(), new.summary.metrics()
+    return tuple(MetricChange(k, before.get(k), after.get(k)) for k in before | after)
+
+
+def _texts(
+    old: Snapshot, new: Snapshot, a_label: str, b_label: str, context: int
+) -> tuple[TextChange, ...]:
+    out = []
+    for stage, filename in STAGE_FILES:
+        a_text, b_text = old.text(stage), new.text(stage)
+        if a_text == b_text or a_text is None and b_text is None:
+            continue
+        hunks = tuple(unified_hunks(_lines(a_text), _lines(b_text), context))
+        out.append(TextChange(stage, f"{a_label}/{filename}", f"{b_label}/{filename}", hunks))
+    return tuple(out)
+
+
+def _lines(text: str | None) -> list[str]:
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines

@@ -1,0 +1,210 @@
+"""Read and write snapshot folders atomically, touching nothing outside the named folder.
+
+A write stages every file in ``<folder>/.staging/``, then records ``COMMIT`` there, then moves
+the files into place with ``os.replace``. An interrupted write is finished (after ``COMMIT``)
+or discarded (before it) by the next writer, and readers see the committed files meanwhile,
+so every snapshot reads as entirely old or entirely new.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from jaxinspect.errors import UsageError
+from jaxinspect.snapshot.loose import guess_stage, loose_snapshot
+from jaxinspect.snapshot.model import (
+    PROVENANCE_FILE,
+    SNAPSHOT_FILES,
+    STAGE_FILES,
+    SUMMARY_FILE,
+    Snapshot,
+    dump_json,
+    provenance_from_dict,
+    provenance_to_dict,
+    summary_from_dict,
+    summary_to_dict,
+)
+
+STAGING_DIR = ".staging"
+_COMMIT = "COMMIT"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+_MAX_NAME = 120
+
+
+def safe_name(name: str) -> str:
+    """A file-system-safe snapshot name: ``[A-Za-z0-9_.-]``, no leading dot, no separators.
+
+    ``mlp.py:predict`` -> ``mlp.py_predict``; ``../../etc`` -> ``etc``.
+
+    Raises:
+        UsageError: Nothing usable is left of ``name``.
+    """
+    cleaned = _UNSAFE.sub("_", name).strip("._-")[:_MAX_NAME].rstrip("._-")
+    if not cleaned:
+        raise UsageError(f"snapshot name {name!r} has no characters usable in a file name")
+    return cleaned
+
+
+def is_snapshot(folder: Path) -> bool:
+    """Whether ``folder`` holds a snapshot (committed or being committed)."""
+    return (folder / SUMMARY_FILE).is_file() or (folder / STAGING_DIR / _COMMIT).is_file()
+
+
+def write_snapshot(folder: Path, snapshot: Snapshot) -> None:
+    """Write ``snapshot`` into ``folder`` (created if needed) so readers never see a mix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    recover(folder)
+    staging = folder / STAGING_DIR
+    staging.mkdir(exist_ok=True)
+    for name, content in _file_contents(snapshot).items():
+        _atomic_write(staging / name, content)
+    _atomic_write(staging / _COMMIT, "\n".join(SNAPSHOT_FILES) + "\n")
+    _fsync_dir(staging)
+    _roll_forward(folder)
+
+
+def recover(folder: Path) -> None:
+    """Finish a committed interrupted write, or discard an uncommitted one."""
+    staging = folder / STAGING_DIR
+    if not staging.is_dir():
+        return
+    if (staging / _COMMIT).is_file():
+        _roll_forward(folder)
+    else:
+        _remove_staging(staging)
+
+
+def read_snapshot(folder: Path) -> Snapshot:
+    """Load a snapshot folder, seeing a committed-but-unfinished write as finished.
+
+    Raises:
+        UsageError: The folder is not a snapshot or a file in it is unreadable.
+    """
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: no such snapshot folder")
+    summary_text = _read_file(folder, SUMMARY_FILE)
+    if summary_text is None:
+        raise UsageError(f"{folder}: not a snapshot (no {SUMMARY_FILE})")
+    try:
+        header, summary = summary_from_dict(json.loads(summary_text))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{folder / SUMMARY_FILE}: malformed snapshot summary ({exc})") from None
+    texts = []
+    for stage, filename in STAGE_FILES:
+        text = _read_file(folder, filename)
+        if text is not None:
+            texts.append((stage, text))
+    provenance = None
+    raw = _read_file(folder, PROVENANCE_FILE)
+    if raw is not None:
+        try:
+            provenance = provenance_from_dict(json.loads(raw))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            provenance = None  # provenance is informative only
+    return Snapshot(header, summary, tuple(texts), provenance)
+
+
+def load_side(path: Path, stage: str | None = None) -> Snapshot:
+    """One side of ``diff``: a snapshot folder, or a single stage text file.
+
+    A text file is read as ``stage`` (guessed from its first line when ``None``).
+
+    Raises:
+        UsageError: The path does not exist or cannot be read.
+    """
+    if path.is_dir():
+        return read_snapshot(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such snapshot folder or file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read ({exc})") from None
+    return loose_snapshot(text, stage or guess_stage(text))
+
+
+def remove_snapshot(folder: Path) -> None:
+    """Delete a snapshot's own files (and the folder if that leaves it empty), nothing else."""
+    recover(folder)
+    for name in SNAPSHOT_FILES:
+        (folder / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # the folder holds files that are not ours: leave them
+        folder.rmdir()
+
+
+def _file_contents(snapshot: Snapshot) -> dict[str, str]:
+    files = {f: snapshot.text(stage) for stage, f in STAGE_FILES}
+    out = {name: text for name, text in files.items() if text is not None}
+    if snapshot.header is None:
+        raise UsageError("a snapshot without a toolchain header cannot be stored")
+    out[SUMMARY_FILE] = dump_json(summary_to_dict(snapshot.header, snapshot.summary))
+    if snapshot.provenance is not None:
+        out[PROVENANCE_FILE] = dump_json(provenance_to_dict(snapshot.provenance))
+    return out
+
+
+def _read_file(folder: Path, name: str) -> str | None:
+    staged = folder / STAGING_DIR / name
+    path = staged if (folder / STAGING_DIR / _COMMIT).is_file() and staged.is_file() else None
+    path = path or folder / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read ({exc})") from None
+
+
+def _roll_forward(folder: Path) -> None:
+    staging = folder / STAGING_DIR
+    staged = {p.name for p in staging.iterdir()}
+    for name in SNAPSHOT_FILES:
+        if name in staged:
+            os.replace(staging / name, folder / name)
+        else:  # a file the new snapshot lacks must not survive from the old one
+            (folder / name).unlink(missing_ok=True)
+    _fsync_dir(folder)
+    _remove_staging(staging)
+
+
+def _remove_staging(staging: Path) -> None:
+    for path in staging.iterdir():
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    staging.rmdir()
+
+
+def _atomic_write(path: Path, content: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide snapshots from CI users
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # platforms without directory fds (Windows)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
