@@ -128,6 +128,7 @@ def _persistent(cache: PersistentCacheReport | None) -> dict[str, Any] | None:
         "min_entry_size_bytes": cache.min_entry_size_bytes,
         "entries_written": cache.entries_written,
         "entry_bytes": cache.entry_bytes,
+        "already_populated": cache.already_populated,
         "populated": _round_phases(cache.populated),
         "populated_processes": _round_processes(cache.populated),
         "saved_s": dict(cache.saved_s),

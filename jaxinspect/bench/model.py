@@ -118,8 +118,11 @@ class PersistentCacheReport:
     directory: str
     min_compile_time_secs: float
     min_entry_size_bytes: int
+    #: Files one compile wrote into an empty cache, and their bytes.
     entries_written: int
     entry_bytes: int
+    #: Whether the folder already held this program before the run (the priming process hit).
+    already_populated: bool
     populated: ColdRound
     #: Median of the empty round minus median of the populated round, per phase.
     saved_s: tuple[tuple[str, float], ...]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from jaxinspect.bench.cold import ColdConfig, run_cold_round
+from jaxinspect.bench.cold import ColdConfig, run_cold_round, run_cold_sample
 from jaxinspect.bench.model import COLD_PHASES, ColdRound, PersistentCacheReport
 from jaxinspect.errors import UsageError
 
@@ -23,9 +22,12 @@ def run_cache_rounds(
 ) -> tuple[ColdRound, PersistentCacheReport]:
     """The empty-cache round and the report of the populated-cache round.
 
-    Each empty-cache process gets its own new, empty scratch folder inside ``directory``;
-    the entries the last one wrote are then moved into ``directory``, which every process of
-    the populated round uses. Nothing outside ``directory`` is touched.
+    Each empty-cache process gets its own new, empty scratch folder inside ``directory``
+    (removed afterwards). Then one untimed process primes ``directory`` itself, and every
+    process of the populated round uses it. Entries are not moved from a scratch folder into
+    ``directory``: JAX's cache key includes the folder's path (through the XLA autotune-cache
+    option it derives from it), so a moved entry would miss. Nothing outside ``directory``
+    is touched.
 
     Raises:
         UsageError: ``directory`` cannot be created or is not a folder.
@@ -40,10 +42,12 @@ def run_cache_rounds(
 
     try:
         empty = run_cold_round(config, runs, "empty", empty_dir, on_sample)
-        written = _move_entries(scratches[-1], root)
+        written = [e.stat().st_size for e in scratches[-1].iterdir() if e.is_file()]
     finally:
         for scratch in scratches:
             shutil.rmtree(scratch, ignore_errors=True)
+    priming = run_cold_sample(config, str(root))
+    on_sample()
     populated = run_cold_round(config, runs, "populated", lambda _: str(root), on_sample)
     saved = tuple(
         (name, empty.phase(name).median_s - populated.phase(name).median_s) for name in COLD_PHASES
@@ -53,7 +57,8 @@ def run_cache_rounds(
         min_compile_time_secs=MIN_COMPILE_TIME_SECS,
         min_entry_size_bytes=MIN_ENTRY_SIZE_BYTES,
         entries_written=len(written),
-        entry_bytes=sum(size for _, size in written),
+        entry_bytes=sum(written),
+        already_populated=priming.cache_requests > 0 and priming.cache_misses == 0,
         populated=populated,
         saved_s=saved,
         unexpected_misses=unexpected_misses(empty, populated),
@@ -66,6 +71,8 @@ def unexpected_misses(empty: ColdRound, populated: ColdRound) -> tuple[str, ...]
     for i, sample in enumerate(empty.samples, 1):
         if sample.cache_requests == 0:
             out.append(f"empty-cache process {i}: the compile did not consult the cache")
+        elif sample.cache_hits:
+            out.append(f"empty-cache process {i}: hit an empty cache (another writer?)")
     for i, sample in enumerate(populated.samples, 1):
         if sample.cache_requests == 0:
             out.append(f"populated-cache process {i}: the compile did not consult the cache")
@@ -86,13 +93,3 @@ def _ensure_folder(directory: str) -> Path:
     if not root.is_dir():
         raise UsageError(f"--compilation-cache {directory}: not a folder")
     return root
-
-
-def _move_entries(scratch: Path, root: Path) -> list[tuple[str, int]]:
-    moved = []
-    for entry in sorted(scratch.iterdir()):
-        if entry.is_file():
-            size = entry.stat().st_size
-            os.replace(entry, root / entry.name)
-            moved.append((entry.name, size))
-    return moved

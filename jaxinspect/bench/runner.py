@@ -152,7 +152,8 @@ def _cold(
     config = ColdConfig(target, source, options.backend, options.seed, options.max_input_bytes)
     runs = options.cold_runs
     label = f"cold processes {source.label}"
-    total = runs if options.compilation_cache is None else 2 * runs
+    # With a cache: the empty round, one priming process, the populated round.
+    total = runs if options.compilation_cache is None else 2 * runs + 1
     done = [0]
 
     def on_sample() -> None:

@@ -63,7 +63,7 @@ def _header(report: BenchReport) -> RenderableType:
 def _cold_table(cold: ColdRound, cache: PersistentCacheReport | None) -> RenderableType:
     title = f"Cold first call ({len(cold.samples)} fresh processes"
     title += ", empty persistent cache)" if cache is not None else ", no persistent cache)"
-    table = Table(title=title, title_justify="left")
+    table = Table()
     table.add_column("phase")
     for column in ("min", "median", "max"):
         table.add_column(column, justify="right")
@@ -77,7 +77,8 @@ def _cold_table(cold: ColdRound, cache: PersistentCacheReport | None) -> Rendera
         if cache is not None:
             row += [format_seconds(populated[name].median_s), _signed(saved[name])]
         table.add_row(*row)
-    return table
+    # A title above the table, not a table title, which would wrap to the table's width.
+    return Group(Text(title, style="bold"), table)
 
 
 def _signed(seconds: float) -> str:
