@@ -1,0 +1,153 @@
+"""pytest plugin: the ``jaxinspect_snapshot`` fixture and the ``--jaxinspect-update`` flag.
+
+Registered through the ``pytest11`` entry point, so installing jaxinspect enables it. The
+module imports no jax; the fixture does, when a test calls it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: Folder (next to the test file) that holds the snapshots, one subfolder per test module.
+SNAPSHOT_ROOT = "__snapshots__"
+_UPDATE_FLAG = "--jaxinspect-update"
+_MAX_FAILURE_LINES = 120
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--jaxinspect-update``."""
+    group = parser.getgroup("jaxinspect", "jaxinspect HLO snapshots")
+    group.addoption(
+        _UPDATE_FLAG,
+        action="store_true",
+        default=False,
+        help="Write new and changed jaxinspect snapshots instead of failing on them.",
+    )
+
+
+class SnapshotAssertion:
+    """Callable the fixture returns: ``jaxinspect_snapshot(fn, spec)`` asserts fn's snapshot."""
+
+    def __init__(self, folder: Path, update: bool) -> None:
+        self._folder = folder
+        self._update = update
+        self._calls = 0
+
+    def __call__(
+        self,
+        function: Callable[..., Any],
+        spec: str | Path | Mapping[str, Any] | Any,
+        *,
+        name: str | None = None,
+        backend: str | None = None,
+        fail_on: str | None = None,
+    ) -> Path:
+        """Snapshot ``function`` for ``spec`` and compare it with the stored one.
+
+        Args:
+            function: The function to trace, lower and compile (once).
+            spec: A spec file path, a spec document (``{"args": {...}}``) or a ``Spec``.
+            name: Distinguishes several snapshots in one test (default: a call counter).
+            backend: Platform to compile for; JAX's default when ``None``.
+            fail_on: ``--fail-on`` rules; by default any difference fails.
+
+        Returns:
+            The snapshot folder.
+        """
+        from jaxinspect.errors import JaxInspectError
+        from jaxinspect.snapshot.capture import capture_snapshot
+        from jaxinspect.snapshot.store import is_snapshot, safe_name, write_snapshot
+
+        self._calls += 1
+        suffix = name if name is not None else (str(self._calls) if self._calls > 1 else "")
+        folder = self._folder.with_name(
+            self._folder.name + (f"-{safe_name(suffix)}" if suffix else "")
+        )
+        try:
+            taken = capture_snapshot(_loaded(function), _spec(spec), backend)
+        except JaxInspectError as exc:
+            pytest.fail(f"jaxinspect could not snapshot {function!r}: {exc.message}", False)
+        if not is_snapshot(folder):
+            if not self._update:
+                pytest.fail(f"no stored snapshot at {folder}; run pytest {_UPDATE_FLAG}", False)
+            write_snapshot(folder, taken)
+            return folder
+        self._compare(folder, taken, fail_on)
+        return folder
+
+    def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> None:
+        from jaxinspect.snapshot.compare import diff_snapshots
+        from jaxinspect.snapshot.store import read_snapshot, write_snapshot
+        from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+
+        diff = diff_snapshots(read_snapshot(folder), taken, "stored", "new")
+        if diff.identical and not (self._update and diff.toolchain):
+            return
+        if self._update:
+            write_snapshot(folder, taken)
+            return
+        verdict = evaluate(parse_rules(fail_on), diff)
+        if verdict.failed:
+            pytest.fail(f"jaxinspect snapshot {folder} changed:\n{_describe(diff, verdict)}", False)
+
+
+@pytest.fixture
+def jaxinspect_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
+    """Assert a function's compiled form against ``__snapshots__/<module>/<test>``."""
+    test_file = Path(str(request.node.path))
+    test_name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", request.node.name).strip("._-") or "test"
+    folder = test_file.parent / SNAPSHOT_ROOT / test_file.stem / test_name
+    return SnapshotAssertion(folder, bool(request.config.getoption(_UPDATE_FLAG)))
+
+
+def _loaded(function: Callable[..., Any]) -> Any:
+    from jaxinspect.target import LoadedTarget, TargetRef
+
+    module = getattr(function, "__module__", None) or "__main__"
+    qualname = str(getattr(function, "__qualname__", None) or getattr(function, "__name__", "fn"))
+    ref = TargetRef(
+        spec=f"{module}:{qualname}",
+        module=module,
+        attribute=tuple(qualname.split(".")),
+        is_file=False,
+    )
+    try:
+        source = inspect.getsourcefile(function)
+    except TypeError:
+        source = None
+    return LoadedTarget(ref=ref, function=function, source_file=source)
+
+
+def _spec(spec: Any) -> Any:
+    from jaxinspect.spec import Spec, load_spec, parse_spec_document
+
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, str | Path):
+        return load_spec(spec)
+    if isinstance(spec, Mapping):
+        return parse_spec_document(dict(spec), source="(spec given to jaxinspect_snapshot)")
+    raise TypeError(f"spec must be a path, a spec document or a Spec, not {type(spec).__name__}")
+
+
+def _describe(diff: Any, verdict: Any) -> str:
+    from rich.console import Console
+
+    from jaxinspect.renderers.snapshot_console import render_diff_summary
+    from jaxinspect.renderers.snapshot_text import text_diff_lines
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100, color_system=None)
+    console.print(render_diff_summary(diff, verdict))
+    lines = [line for change in diff.texts for line in text_diff_lines(change)]
+    if len(lines) > _MAX_FAILURE_LINES:
+        more = len(lines) - _MAX_FAILURE_LINES
+        lines = [*lines[:_MAX_FAILURE_LINES], f"… {more} more diff lines\n"]
+    return buffer.getvalue() + "".join(lines) + f"\nAccept the change with: pytest {_UPDATE_FLAG}"
