@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 #: Modules under ``jaxinspect/commands/`` that add commands; each has ``register(app)``.
 #: They must not import jax at module level (``--help`` imports them all).
-COMMAND_MODULES: tuple[str, ...] = ("bench", "cost", "snapshot")
+COMMAND_MODULES: tuple[str, ...] = ("bench", "cost", "snapshot", "recompile")
 
 app = typer.Typer(
     name="jaxinspect",

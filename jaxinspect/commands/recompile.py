@@ -1,0 +1,86 @@
+"""``jaxinspect recompile``: which cases of a spec recompile one jitted function, and why."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Annotated
+
+import typer
+
+from jaxinspect.cli_common import (
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    TransformOpt,
+    errors_to_exit_codes,
+)
+from jaxinspect.errors import ExitCode, UsageError
+
+
+class SweepFormat(enum.StrEnum):
+    """Output formats of ``recompile``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+def recompile(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    backend: BackendOpt = None,
+    transform: TransformOpt = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option("--case", help="Sweep only these cases, in spec order (repeatable)."),
+    ] = None,
+    max_compiles: Annotated[
+        int | None,
+        typer.Option(min=0, help="Exit 1 when the sweep compiles more often than this (CI)."),
+    ] = None,
+    output_format: Annotated[
+        SweepFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = SweepFormat.TABLE,
+    debug: DebugOpt = False,
+) -> None:
+    """Send every case of the spec through ONE jitted TARGET; count and explain compilations."""
+    with errors_to_exit_codes(debug):
+        if shapes is None:
+            raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
+        from jaxinspect.cases import load_spec_cases
+        from jaxinspect.recompile import run_sweep
+        from jaxinspect.renderers.recompile import render_sweep_console, render_sweep_json
+        from jaxinspect.target import load_target
+        from jaxinspect.transforms import parse_transforms
+
+        transforms = parse_transforms(transform)
+        spec_file = load_spec_cases(shapes)
+        for name in case or ():
+            spec_file.select(name)  # an unknown name is a SpecError with suggestions
+        cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
+        report = run_sweep(
+            load_target(target),
+            cases,
+            backend=backend,
+            transforms=transforms,
+            max_compiles=max_compiles,
+        )
+        if output_format is SweepFormat.JSON:
+            sys.stdout.write(render_sweep_json(report))
+        else:
+            from rich.console import Console
+
+            Console(soft_wrap=False).print(render_sweep_console(report))
+        if report.exceeded:
+            typer.echo(
+                f"jaxinspect: {report.total_compiles} compilations, over --max-compiles "
+                f"{max_compiles}",
+                err=True,
+            )
+            raise typer.Exit(int(ExitCode.DIFFERENCES))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``recompile`` to the CLI."""
+    app.command()(recompile)

@@ -1,0 +1,225 @@
+"""Send each case through ONE jitted function and count the compilations JAX really does."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jaxlib
+
+from jaxinspect.backend import select_device
+from jaxinspect.binding import CallPlan, bind_spec
+from jaxinspect.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
+from jaxinspect.errors import SpecError, StageError
+from jaxinspect.errtrace import format_user_failure
+from jaxinspect.frames import hide_tool_frames
+from jaxinspect.inputs import abstract_tree, build_call
+from jaxinspect.spec import Spec
+from jaxinspect.target import LoadedTarget
+from jaxinspect.transform_apply import composition, transform_target
+from jaxinspect.transforms import Transform
+
+#: jax.monitoring events, each fired once per real trace, lowering and XLA compilation.
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """What one case cost the jitted function.
+
+    Attributes:
+        compiled: Whether XLA compiled (a backend-compile event fired) for this case.
+        traces, lowerings, compiles: Events counted while this case went through jit.
+        compile_s: Seconds of XLA compilation JAX reported for this case (0.0 on a hit).
+        wall_s: Seconds of trace + lower + compile calls, hits included.
+        shares_with: The earlier case whose executable this case got back, if any.
+        nearest: The earlier case whose key differs least (``None`` for the first case).
+        changes: What differs from ``nearest``'s key.
+    """
+
+    name: str
+    source: str
+    key: CacheKey
+    compiled: bool
+    traces: int
+    lowerings: int
+    compiles: int
+    compile_s: float
+    wall_s: float
+    shares_with: str | None
+    nearest: str | None
+    changes: tuple[KeyChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    """The recompilation sweep of one target: every case, in spec order."""
+
+    target: str
+    composition: str
+    backend: str
+    jax_version: str
+    jaxlib_version: str
+    x64: bool
+    cases: tuple[CaseOutcome, ...]
+    max_compiles: int | None = None
+    schema_version: int = field(default=1)
+
+    @property
+    def total_compiles(self) -> int:
+        """XLA compilations the whole sweep caused."""
+        return sum(c.compiles for c in self.cases)
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether the sweep compiled more often than ``--max-compiles`` allows."""
+        return self.max_compiles is not None and self.total_compiles > self.max_compiles
+
+
+class _EventCounter:
+    """Counts and times jax.monitoring compile-pipeline events while registered."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, event: str, duration: float, **_: Any) -> None:
+        self.counts[event] = self.counts.get(event, 0) + 1
+        self.seconds[event] = self.seconds.get(event, 0.0) + duration
+
+    def take(self) -> tuple[dict[str, int], dict[str, float]]:
+        counts, seconds = self.counts, self.seconds
+        self.counts, self.seconds = {}, {}
+        return counts, seconds
+
+
+@contextmanager
+def _counting() -> Iterator[_EventCounter]:
+    counter = _EventCounter()
+    jax.monitoring.register_event_duration_secs_listener(counter)
+    try:
+        yield counter
+    finally:
+        jax.monitoring.unregister_event_duration_listener(counter)
+
+
+def run_sweep(
+    loaded: LoadedTarget,
+    cases: tuple[tuple[str, Spec], ...],
+    *,
+    backend: str | None = None,
+    transforms: tuple[Transform, ...] = (),
+    max_compiles: int | None = None,
+) -> SweepReport:
+    """Send each case's abstract arguments through one ``jax.jit`` of the target, in order.
+
+    Each case runs ``jitted.trace(...).lower().compile()``, which goes through the same
+    tracing, lowering and compilation caches as a call; nothing is executed.
+
+    Raises:
+        SpecError: A case does not bind, or binds static/donated arguments unlike the first.
+        StageError: The user's function failed for a case.
+    """
+    chain = composition(loaded, transforms)
+    target = loaded.ref.spec
+    function = transform_target(loaded, transforms).function
+    device = select_device(backend)
+    x64 = any(spec.needs_x64 for _, spec in cases)
+    with jax.enable_x64(x64):
+        calls = [(name, spec, bind_spec(function, spec, target=target)) for name, spec in cases]
+        jitted = _one_jit(function, calls, target)
+        outcomes: list[CaseOutcome] = []
+        executables: list[tuple[str, Any]] = []
+        with _counting() as counter:
+            for name, spec, plan in calls:
+                args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+                start = time.perf_counter()
+                compiled = _aot(jitted, args, kwargs, target)
+                wall = time.perf_counter() - start
+                counts, seconds = counter.take()
+                executable = compiled.runtime_executable()
+                shared = next((n for n, e in executables if e is executable), None)
+                executables.append((name, executable))
+                key = build_cache_key(plan, args, kwargs)
+                nearest, changes = _nearest(key, outcomes)
+                outcomes.append(
+                    CaseOutcome(
+                        name=name,
+                        source=spec.source,
+                        key=key,
+                        compiled=counts.get(COMPILE_EVENT, 0) > 0,
+                        traces=counts.get(TRACE_EVENT, 0),
+                        lowerings=counts.get(LOWER_EVENT, 0),
+                        compiles=counts.get(COMPILE_EVENT, 0),
+                        compile_s=seconds.get(COMPILE_EVENT, 0.0),
+                        wall_s=wall,
+                        shares_with=shared,
+                        nearest=nearest,
+                        changes=changes,
+                    )
+                )
+    return SweepReport(
+        target=target,
+        composition=chain,
+        backend=device.platform,
+        jax_version=jax.__version__,
+        jaxlib_version=jaxlib.__version__,
+        x64=x64,
+        cases=tuple(outcomes),
+        max_compiles=max_compiles,
+    )
+
+
+def _one_jit(
+    function: Callable[..., Any], calls: list[tuple[str, Spec, CallPlan]], target: str
+) -> Any:
+    first_name, _, first = calls[0]
+    for _, spec, plan in calls[1:]:
+        for attr in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
+            if getattr(plan, attr) != getattr(first, attr):
+                raise SpecError(
+                    f"{spec.source}: binds {attr}={getattr(plan, attr)} but case `{first_name}` "
+                    f"binds {getattr(first, attr)}; one jitted function has one {attr}",
+                    hint="Give every case the same static and donated parameters.",
+                )
+    # A fresh wrapper is a new cache identity: earlier jits of the same function in this
+    # process (tests, notebooks) cannot turn the sweep's first compile into a hit.
+    fresh = functools.wraps(function)(lambda *a, **k: function(*a, **k))
+    hide_tool_frames()
+    try:
+        return jax.jit(
+            fresh,
+            static_argnums=first.static_argnums,
+            static_argnames=first.static_argnames,
+            donate_argnums=first.donate_argnums,
+            donate_argnames=first.donate_argnames,
+        )
+    except Exception as exc:
+        raise StageError("trace", format_user_failure("jit", target, exc)) from exc
+
+
+def _aot(jitted: Any, args: list[Any], kwargs: dict[str, Any], target: str) -> Any:
+    try:
+        return jitted.trace(*args, **kwargs).lower().compile()
+    except Exception as exc:
+        raise StageError(
+            "compile", format_user_failure("trace/lower/compile", target, exc)
+        ) from exc
+
+
+def _nearest(key: CacheKey, earlier: list[CaseOutcome]) -> tuple[str | None, tuple[KeyChange, ...]]:
+    """The earlier case with the fewest differing components (the latest on a tie)."""
+    best: tuple[str | None, tuple[KeyChange, ...]] = (None, ())
+    best_count: int | None = None
+    for outcome in earlier:
+        changes = key_changes(outcome.key, key)
+        if best_count is None or len(changes) <= best_count:
+            best, best_count = (outcome.name, changes), len(changes)
+    return best

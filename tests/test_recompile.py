@@ -1,0 +1,144 @@
+"""`jaxinspect recompile`: real compilation counts, readable keys, and the reason for each miss."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from typer.testing import Result
+
+from jaxinspect.cachekey import CacheKey, LeafKey, key_changes
+from jaxinspect.cases import parse_spec_cases_text
+from jaxinspect.errors import SpecError
+from jaxinspect.recompile import SweepReport, run_sweep
+from jaxinspect.target import load_target
+from tests.conftest import ROOT, sample
+
+SCHEMA = json.loads((ROOT / "jaxinspect/schemas/recompile.schema.json").read_text())
+
+PROGRAM = """
+def step(x, lr, training=False):
+    y = x * lr
+    return y if training else y + 1
+"""
+
+# a and a_again share one executable; b, c and d each compile, for one reason each.
+SWEEP = """
+cases:
+  a:       {args: {x: 'f32[8,4]', lr: 0.1}, static: {training: false}}
+  a_again: {args: {x: 'f32[8,4]', lr: 0.5}, static: {training: false}}
+  b:       {args: {x: 'f32[4,4]', lr: 0.1}, static: {training: false}}
+  c:       {args: {x: 'f32[8,4]', lr: 'f32[]'}, static: {training: false}}
+  d:       {args: {x: 'f32[8,4]', lr: 0.1}, static: {training: true}}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("recompile")
+    (folder / "step.py").write_text(PROGRAM)
+    (folder / "sweep.yaml").write_text(SWEEP)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sweep(program: Path) -> SweepReport:
+    cases = parse_spec_cases_text(SWEEP, source="sweep.yaml").cases
+    return run_sweep(load_target(f"{program / 'step.py'}:step"), cases)
+
+
+def test_hits_and_compiles_are_counted_not_assumed(sweep: SweepReport) -> None:
+    assert [c.compiled for c in sweep.cases] == [True, False, True, True, True]
+    assert [c.compiles for c in sweep.cases] == [1, 0, 1, 1, 1]
+    assert sweep.total_compiles == 4
+    assert [c.shares_with for c in sweep.cases] == [None, "a", None, None, None]
+    hit = sweep.cases[1]
+    assert (hit.traces, hit.lowerings, hit.compile_s) == (0, 0, 0.0)
+    assert all(c.compile_s > 0 and c.wall_s >= c.compile_s for c in sweep.cases if c.compiled)
+
+
+def test_each_new_compile_names_the_component_that_changed(sweep: SweepReport) -> None:
+    why = {c.name: (c.nearest, [str(ch) for ch in c.changes]) for c in sweep.cases}
+    assert why["a"] == (None, [])
+    assert why["a_again"] == ("a", [])  # a weak float's value is not part of the key
+    assert why["b"] == ("a_again", ["x: shape 8×4 → 4×4"])
+    assert why["c"] == ("a_again", ["lr: weak_type True → False"])
+    assert why["d"] == ("a_again", ["training: static False → True"])
+
+
+def test_key_is_readable(sweep: SweepReport) -> None:
+    key = sweep.cases[3].key
+    assert [leaf.summary for leaf in key.leaves] == ["float32[8,4] cpu:0", "float32[] cpu:0"]
+    assert sweep.cases[0].key.leaves[1].summary == "float32[] weak cpu:0"
+    assert key.static == (("training", "False"),)
+    assert key.structure == "PyTreeDef((*, *))"
+
+
+def test_key_changes_cover_structure_and_missing_leaves() -> None:
+    leaf = LeafKey("p[0]", (2,), "float32", False, "cpu:0")
+    as_list = CacheKey((leaf,), (), "PyTreeDef(([*],))")
+    as_tuple = CacheKey((leaf,), (), "PyTreeDef(((*,),))")
+    [change] = key_changes(as_list, as_tuple)
+    assert str(change) == "(arguments): structure PyTreeDef(([*],)) → PyTreeDef(((*,),))"
+    grown = CacheKey((leaf, LeafKey("q", (), "int32", True, "cpu:0")), (("n", "3"),), "T")
+    assert [str(c) for c in key_changes(as_list, grown)] == [
+        "q: argument absent → int32[]",
+        "n: static absent → 3",
+    ]
+
+
+def test_cases_must_agree_on_static_parameters(program: Path) -> None:
+    text = SWEEP + "  e: {args: {x: 'f32[8,4]', lr: 0.1, training: 'bool[]'}}\n"
+    cases = parse_spec_cases_text(text, source="sweep.yaml").cases
+    with pytest.raises(SpecError, match=r"^sweep.yaml: cases.e: binds static_argnums=\(\)"):
+        run_sweep(load_target(f"{program / 'step.py'}:step"), cases)
+
+
+@pytest.mark.parametrize(("limit", "code"), [(4, 0), (3, 1)])
+def test_max_compiles_sets_the_exit_code(
+    run_cli: Callable[..., Result], program: Path, limit: int, code: int
+) -> None:
+    args = ["recompile", f"{program / 'step.py'}:step", "-s", program / "sweep.yaml"]
+    result = run_cli(*args, "--max-compiles", str(limit), "-f", "json")
+    assert result.exit_code == code, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    assert document["total_compiles"] == 4
+    assert document["exceeded"] is (code == 1)
+    assert document["cases"][2]["changes"][0] == {
+        "path": "x",
+        "component": "shape",
+        "before": "8×4",
+        "after": "4×4",
+        "text": "x: shape 8×4 → 4×4",
+    }
+    if code:
+        assert "4 compilations, over --max-compiles 3" in result.stderr
+
+
+def test_table_and_case_selection(run_cli: Callable[..., Result], program: Path) -> None:
+    args = ["recompile", f"{program / 'step.py'}:step", "-s", program / "sweep.yaml"]
+    result = run_cli(*args, "--case", "d", "--case", "a")
+    assert result.exit_code == 0, result.stderr
+    assert "training: static False → True" in result.stdout  # cases run in spec order
+    assert "2 XLA compilations for 2 cases" in result.stdout
+    bad = run_cli(*args, "--case", "z")
+    assert bad.exit_code == 2
+    assert "has no case `z`" in bad.stderr
+
+
+def test_linreg_sweep_sample(run_cli: Callable[..., Result]) -> None:
+    target = sample("linreg.py") + ":loss_fn"
+    result = run_cli("recompile", target, "-s", sample("linreg_sweep.yaml"), "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    cases = {c["name"]: c for c in json.loads(result.stdout)["cases"]}
+    assert cases["b64_again"]["shares_executable_with"] == "b64"
+    assert [c["text"] for c in cases["b128"]["changes"]] == [
+        "x: shape 64×16 → 128×16",
+        "y: shape 64 → 128",
+    ]
+    assert "x: dtype float32 → bfloat16" in [c["text"] for c in cases["b128_bf16"]["changes"]]
