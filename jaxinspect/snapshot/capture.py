@@ -52,9 +52,7 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
         collectives=collectives_of(hlo_counts),
         cost=_cost(report),
         memory=_memory(report),
-        unavailable=tuple(
-            (path, why) for path, why in report.unavailable if path.startswith(("cost", "memory"))
-        ),
+        unavailable=_unavailable(report),
     )
     texts = (
         ("jaxpr", normalize_jaxpr(_stage_text(report, "jaxpr"))),
@@ -107,6 +105,13 @@ def _stage_text(report: InspectionReport, name: str) -> str:
 def _stage_counts(report: InspectionReport, name: str) -> OpCounts:
     stage = report.stage(name)
     return () if stage is None else stage.op_counts
+
+
+def _unavailable(report: InspectionReport) -> tuple[tuple[str, str], ...]:
+    # Only the reasons for values the summary holds, sorted as summary.json stores them.
+    kept = {"cost", "memory"} | {f"cost.{k}" for k in COST_KEYS}
+    kept |= {f"memory.{k}" for k in MEMORY_KEYS}
+    return tuple(sorted((path, why) for path, why in report.unavailable if path in kept))
 
 
 def _cost(report: InspectionReport) -> tuple[tuple[str, float | None], ...]:

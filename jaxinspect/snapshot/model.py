@@ -153,12 +153,12 @@ def summary_from_dict(data: dict[str, Any]) -> tuple[SnapshotHeader, SnapshotSum
         x64=bool(h["x64"]),
     )
     summary = SnapshotSummary(
-        ops=tuple((s, _counts(c)) for s, c in data["ops"].items()),
+        ops=_ordered_ops(data["ops"]),
         fusion_count=data["fusion_count"],
         collectives=_counts(data["collectives"]),
         cost=tuple((k, data["cost"].get(k)) for k in COST_KEYS),
         memory=tuple((k, data["memory"].get(k)) for k in MEMORY_KEYS),
-        unavailable=tuple((str(k), str(v)) for k, v in data.get("unavailable", {}).items()),
+        unavailable=tuple(sorted((str(k), str(v)) for k, v in data["unavailable"].items())),
     )
     return header, summary
 
@@ -188,6 +188,12 @@ def provenance_from_dict(data: dict[str, Any]) -> Provenance:
 def dump_json(data: dict[str, Any]) -> str:
     """The one byte-stable JSON encoding of snapshot files: sorted keys, 2-space indent."""
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _ordered_ops(raw: dict[str, Any]) -> tuple[tuple[str, OpCounts], ...]:
+    order = [stage for stage, _ in STAGE_FILES]
+    stages = sorted(raw, key=lambda s: (order.index(s) if s in order else len(order), s))
+    return tuple((stage, _counts(raw[stage])) for stage in stages)
 
 
 def _counts(raw: dict[str, Any]) -> OpCounts:
