@@ -11,6 +11,7 @@ import typer
 from jaxinspect.cli_common import (
     ArgOpt,
     BackendOpt,
+    CaseOpt,
     DebugOpt,
     ShapesOpt,
     TargetArg,
@@ -82,6 +83,7 @@ def cost(
     peak_bandwidth: Annotated[
         float | None, typer.Option(min=1.0, help="Peak memory bandwidth for the roofline, B/s.")
     ] = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
@@ -89,7 +91,7 @@ def cost(
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
-        report = _analyse(target, load_cli_spec(shapes, arg), backend, sort.value, profile)
+        report = _analyse(target, load_cli_spec(shapes, arg, case), backend, sort.value, profile)
         if output_format is CostFormat.JSON:
             from jaxinspect.renderers.cost_json import render_cost_json
 
