@@ -34,6 +34,7 @@ check: lint test
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
+	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -149,8 +149,14 @@ def test_donated_inputs_are_recreated_for_every_call():
     inputs = CallInputs((x,), {}, frozenset({0}), frozenset())
     budget = Budget(runs=7, seconds=0.01, warmup=2)
     stats = measure_per_call(compiled, inputs, budget, target="t")
-    pipelined = measure_pipelined(compiled, inputs, budget, stats.median_s, target="t")
+    pipelined = measure_pipelined(
+        compiled, inputs, budget, stats.median_s, max_bytes=10**6, target="t"
+    )
     assert stats.count == 7 and pipelined.calls == 7
+    assert inputs.donated_bytes == 32
+    # Each pipelined call holds a 32-byte output and a 32-byte donated copy: 3 fit in 200 bytes.
+    capped = measure_pipelined(compiled, inputs, budget, stats.median_s, max_bytes=200, target="t")
+    assert capped.calls == 3
     assert not x.is_deleted()  # only fresh copies were donated
     np.testing.assert_array_equal(np.asarray(x), np.arange(8))
 

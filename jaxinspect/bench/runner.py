@@ -128,7 +128,12 @@ def _bench_one(
         cached = measure_per_call(artifacts.compiled, inputs, budget, target=target)
         progress(label, 1, 3)
         pipelined = measure_pipelined(
-            artifacts.compiled, inputs, budget, cached.median_s, target=target
+            artifacts.compiled,
+            inputs,
+            budget,
+            cached.median_s,
+            max_bytes=options.max_input_bytes,
+            target=target,
         )
         progress(label, 2, 3)
         dispatch = measure_tiny_dispatch(call.device, budget)

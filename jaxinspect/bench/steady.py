@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -44,6 +45,13 @@ class CallInputs:
         """Whether any argument is donated."""
         return bool(self.donated_positions or self.donated_names)
 
+    @property
+    def donated_bytes(self) -> int:
+        """Bytes of the donated arguments: what each call's fresh copies allocate."""
+        donated = [a for i, a in enumerate(self.args) if i in self.donated_positions]
+        donated += [v for k, v in self.kwargs.items() if k in self.donated_names]
+        return _tree_bytes(donated)
+
     def fresh(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The arguments, with new device copies of the donated ones (donation deletes them)."""
         if not self.donates:
@@ -53,6 +61,10 @@ class CallInputs:
         )
         kwargs = {k: _copy(v) if k in self.donated_names else v for k, v in self.kwargs.items()}
         return args, kwargs
+
+
+def _tree_bytes(tree: Any) -> int:
+    return sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree.leaves(tree))
 
 
 def _copy(tree: Any) -> Any:
@@ -96,14 +108,27 @@ def measure_per_call(
 
 
 def measure_pipelined(
-    compiled: Any, inputs: CallInputs, budget: Budget, median_s: float, *, target: str
+    compiled: Any,
+    inputs: CallInputs,
+    budget: Budget,
+    median_s: float,
+    *,
+    max_bytes: int,
+    target: str,
 ) -> PipelinedStats:
-    """Dispatch calls back to back and wait once at the end, for a few rounds."""
+    """Dispatch calls back to back and wait once at the end, for a few rounds.
+
+    A round holds every output (and every donated copy) at once, so the number of calls is
+    also capped to keep those under ``max_bytes``.
+    """
     if budget.runs is not None:
-        calls = budget.runs
+        calls = min(budget.runs, MAX_PIPELINE_CALLS)
     else:
-        calls = int(budget.seconds * PIPELINE_SHARE / max(median_s, 1e-9))
-    calls = max(MIN_WARMUP, min(calls, MAX_PIPELINE_CALLS))
+        wanted = int(budget.seconds * PIPELINE_SHARE / max(median_s, 1e-9))
+        calls = max(MIN_WARMUP, min(wanted, MAX_PIPELINE_CALLS))
+    per_round_call = _tree_bytes(compiled.out_info) + inputs.donated_bytes
+    if per_round_call > 0:
+        calls = max(1, min(calls, max_bytes // per_round_call))
     per_call: list[float] = []
     with _user_call(target), _gc_paused():
         for _ in range(PIPELINE_ROUNDS):
