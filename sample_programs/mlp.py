@@ -2,6 +2,10 @@
 
 import jax.numpy as jnp
 
+# Analytic FLOPs (batch 128, 784 -> 256 -> 10), exactly what XLA counts:
+#   2*128*784*256 (x @ w1) + 2*128*256*10 (hidden @ w2)
+#   + 128*256 (+ b1) + 128*256 (relu max) + 128*10 (+ b2) = 52,102,400.
+
 
 def relu(x):
     return jnp.maximum(x, 0.0)

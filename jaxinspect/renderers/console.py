@@ -133,7 +133,32 @@ def _cost_table(report: InspectionReport) -> RenderableType:
             table.add_row(label, *_na_cells(report, path))
         else:
             table.add_row(label, _exact(value), human(value))
+    _loop_aware_rows(report, table)
     return table
+
+
+def _loop_aware_rows(report: InspectionReport, table: Table) -> None:
+    """jaxinspect's loop-aware totals under JAX's own, labelled (``jaxinspect cost`` has more)."""
+    aware = None if report.cost is None else report.cost.loop_aware
+    if aware is None:
+        table.add_row("loop-aware (jaxinspect)", *_na_cells(report, "cost.loop_aware"))
+        return
+    bound = (
+        " LOWER BOUND, not counted: " + ", ".join(aware.not_counted) if aware.lower_bound else ""
+    )
+    table.add_row(
+        "loop-aware flops (jaxinspect)", _exact(aware.flops), format_count(aware.flops) + bound
+    )
+    table.add_row(
+        "loop-aware transcendentals",
+        _exact(aware.transcendentals),
+        format_count(aware.transcendentals),
+    )
+    table.add_row(
+        "loop-aware bytes accessed",
+        _exact(aware.bytes_accessed),
+        format_bytes(aware.bytes_accessed),
+    )
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
