@@ -78,13 +78,17 @@ def render_sweep_json(report: SweepReport) -> str:
 
 
 def render_sweep_console(report: SweepReport) -> RenderableType:
-    """One row per case (result, events, compile time, why), then each case's cache key."""
+    """One row per case, then each case's cache key.
+
+    Per case: compiled or hit (and whose executable), the traces/lowerings/compilations JAX
+    reported (t/l/c), XLA's compile seconds, and what differs from the nearest earlier case.
+    """
     table = Table(title=f"{report.composition}: {len(report.cases)} cases", title_justify="left")
     table.add_column("case", style="bold", no_wrap=True)
     table.add_column("result", no_wrap=True)
-    table.add_column("trace/lower/compile", justify="right", no_wrap=True)
+    table.add_column("t/l/c", justify="right", no_wrap=True)
     table.add_column("XLA compile", justify="right", no_wrap=True)
-    table.add_column("why (vs nearest earlier case)")
+    table.add_column("why (vs the nearest earlier case)", no_wrap=True)
     for case in report.cases:
         events = f"{case.traces}/{case.lowerings}/{case.compiles}"
         compile_s = format_seconds(case.compile_s) if case.compiled else "—"
@@ -104,15 +108,15 @@ def render_sweep_console(report: SweepReport) -> RenderableType:
 
 def _result(case: CaseOutcome) -> str:
     if case.compiled:
-        return "new compile"
+        return "compiled"
     if case.shares_with is not None:
-        return f"hit: shares {case.shares_with}"
+        return f"hit: {case.shares_with}"
     return "hit"
 
 
 def _why(case: CaseOutcome) -> str:
     if case.nearest is None:
-        return "first case: nothing compiled yet"
+        return "first case"
     if not case.changes:
         return f"same key as {case.nearest}"
     lines = [f"vs {case.nearest}:", *(f"  {c}" for c in case.changes)]
