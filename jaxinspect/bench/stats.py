@@ -28,7 +28,9 @@ def percentile(sorted_samples: Sequence[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(sorted_samples) - 1)
     fraction = position - low
-    return sorted_samples[low] + (sorted_samples[high] - sorted_samples[low]) * fraction
+    below, above = sorted_samples[low], sorted_samples[high]
+    # Clamped: float rounding of the interpolation must not step outside its two samples.
+    return min(max(below + (above - below) * fraction, below), above)
 
 
 def phase_stats(samples: Sequence[float]) -> PhaseStats:
@@ -66,7 +68,8 @@ def cached_stats(samples: Sequence[float], dispatch: Sequence[float], warmup: in
     return CachedStats(
         min_s=ordered[0],
         median_s=median,
-        mean_s=statistics.fmean(ordered),
+        # Clamped: fmean's rounding can land one ulp above the maximum of equal samples.
+        mean_s=min(max(statistics.fmean(ordered), ordered[0]), ordered[-1]),
         p90_s=percentile(ordered, 90),
         p99_s=percentile(ordered, 99),
         max_s=ordered[-1],
