@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from jaxinspect.costmodel.breakdown import OpCost
+from jaxinspect.costmodel.sourcemap import SourceLocation
 
 #: Key of ops with no frame in the user's code (parameters, copies XLA inserted...).
 NO_SOURCE = "(no user source)"
@@ -14,7 +15,7 @@ NO_SOURCE = "(no user source)"
 
 @dataclass(frozen=True, slots=True)
 class CostGroup:
-    """Loop-aware totals of the ops sharing one key (a line, a function, a scope)."""
+    """Loop-aware totals of the instructions sharing one key (a line, a function, a scope)."""
 
     key: str
     file: str | None
@@ -23,56 +24,102 @@ class CostGroup:
     flops: float
     transcendentals: float
     bytes_accessed: float
-    ops: int
+    ops: int  # instructions contributing; fused instructions count one by one
     opcodes: tuple[tuple[str, int], ...]
 
 
-def _line_key(op: OpCost) -> str:
-    return NO_SOURCE if op.source is None else f"{op.source.file}:{op.source.line}"
+def _line_key(source: SourceLocation | None, op_name: str | None) -> str:
+    return NO_SOURCE if source is None else f"{source.file}:{source.line}"
 
 
-def _function_key(op: OpCost) -> str:
-    return NO_SOURCE if op.source is None else f"{op.source.function} ({op.source.file})"
+def _function_key(source: SourceLocation | None, op_name: str | None) -> str:
+    return NO_SOURCE if source is None else f"{source.function} ({source.file})"
 
 
-def _scope_key(op: OpCost) -> str:
+def _scope_key(source: SourceLocation | None, op_name: str | None) -> str:
     """The op_name path without its last component: ``jit(f)/encoder/attn``."""
-    if not op.op_name or "/" not in op.op_name:
+    if not op_name or "/" not in op_name:
         return NO_SOURCE
-    return op.op_name.rsplit("/", 1)[0]
+    return op_name.rsplit("/", 1)[0]
 
 
-GROUPINGS: dict[str, Callable[[OpCost], str]] = {
+KeyFunction = Callable[[SourceLocation | None, str | None], str]
+GROUPINGS: dict[str, KeyFunction] = {
     "line": _line_key,
     "function": _function_key,
     "scope": _scope_key,
 }
 
 
+@dataclass(slots=True)
+class _Bucket:
+    source: SourceLocation | None = None
+    flops: float = 0.0
+    transcendentals: float = 0.0
+    bytes_accessed: float = 0.0
+    opcodes: Counter[str] = field(default_factory=Counter)
+
+
+def _contributions(
+    op: OpCost,
+) -> Iterator[tuple[SourceLocation | None, str | None, str, float, float]]:
+    """(source, op_name, opcode, flops, transcendentals) of each part of ``op``'s cost."""
+    total = op.total
+    if total is None:
+        return
+    if not op.shares:
+        yield op.source, op.op_name, op.opcode, total.flops, total.transcendentals
+        return
+    for share in op.shares:
+        yield (
+            share.source,
+            share.op_name,
+            share.opcode,
+            total.flops * share.flops_fraction,
+            total.transcendentals * share.transcendentals_fraction,
+        )
+
+
 def group_ops(ops: Iterable[OpCost], by: str) -> tuple[CostGroup, ...]:
-    """Totals per key of ``GROUPINGS[by]``, costliest (FLOPs, then bytes) first."""
+    """Totals per key of ``GROUPINGS[by]``, costliest (FLOPs, then bytes) first.
+
+    A fusion's FLOPs go to its fused instructions' own lines; its bytes to its root's line.
+    """
     key_of = GROUPINGS[by]
-    buckets: dict[str, list[OpCost]] = {}
+    buckets: dict[str, _Bucket] = {}
+
+    def bucket(source: SourceLocation | None, op_name: str | None) -> _Bucket:
+        found = buckets.setdefault(key_of(source, op_name), _Bucket())
+        found.source = found.source or source
+        return found
+
     for op in ops:
-        buckets.setdefault(key_of(op), []).append(op)
-    groups = [_group(key, members, by) for key, members in buckets.items()]
+        own = bucket(op.source, op.op_name)
+        own.bytes_accessed += 0.0 if op.total is None else op.total.bytes_accessed
+        if not op.shares:
+            own.opcodes[op.opcode] += 1
+        for source, op_name, opcode, flops, transcendentals in _contributions(op):
+            part = bucket(source, op_name)
+            part.flops += flops
+            part.transcendentals += transcendentals
+            if op.shares:
+                part.opcodes[opcode] += 1
+    groups = [_group(key, b, by) for key, b in buckets.items()]
     return tuple(sorted(groups, key=lambda g: (-g.flops, -g.bytes_accessed, g.key)))
 
 
-def _group(key: str, members: list[OpCost], by: str) -> CostGroup:
-    totals = [op.total for op in members if op.total is not None]
-    first = members[0].source if key != NO_SOURCE else None
-    opcodes = Counter(op.opcode for op in members)
+def _group(key: str, bucket: _Bucket, by: str) -> CostGroup:
+    first = None if key == NO_SOURCE else bucket.source
     return CostGroup(
         key=key,
         file=None if first is None else first.file,
         line=None if first is None or by != "line" else first.line,
         function=None if first is None or by == "scope" else first.function,
-        flops=sum(t.flops for t in totals),
-        transcendentals=sum(t.transcendentals for t in totals),
-        bytes_accessed=sum(t.bytes_accessed for t in totals),
-        ops=len(members),
-        opcodes=tuple(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        flops=bucket.flops,
+        transcendentals=bucket.transcendentals,
+        bytes_accessed=bucket.bytes_accessed,
+        ops=sum(bucket.opcodes.values()),
+        opcodes=tuple(sorted(bucket.opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
     )
 
 

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from jaxinspect.costmodel.fusionsplit import CostShare, split_fusion
 from jaxinspect.costmodel.hlotext import HloComputation, HloInstr, HloText, parse_module
 from jaxinspect.costmodel.shapes import element_type, shape_bytes
 from jaxinspect.costmodel.sourcemap import FrameTable, SourceLocation, parse_frame_table
@@ -33,6 +34,8 @@ class OpCost:
     output_bytes: int
     op_name: str | None
     source: SourceLocation | None
+    #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
+    shares: tuple[CostShare, ...] = ()
 
     @property
     def total(self) -> XlaCost | None:
@@ -186,7 +189,17 @@ class _Walker:
             output_bytes=shape_bytes(instr.shape),
             op_name=instr.op_name,
             source=self._source(instr),
+            shares=self._shares(instr, per_run),
         )
+
+    def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
+        if (
+            instr.opcode != "fusion"
+            or per_run is None
+            or not per_run.flops + per_run.transcendentals
+        ):
+            return ()
+        return split_fusion(self.hlo, instr, self.client, self.frames, self.excluded)
 
     def _flag(self, kind: str, instr: HloInstr, comp: HloComputation, detail: str) -> None:
         self.flags.append(CostFlag(kind, instr.name, comp.name, detail))

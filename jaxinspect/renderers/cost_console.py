@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -171,7 +172,11 @@ def _group_table(
     for group in groups[:top]:
         share = f"{100 * group.flops / whole:.1f}" if whole else ""
         opcodes = ", ".join(f"{op}×{n}" for op, n in group.opcodes[:4])
-        key = group.key if by != "function" or group.function is None else group.function
+        key = group.key
+        if by == "line" and group.file is not None:
+            key = f"{Path(group.file).name}:{group.line} {_short(group.function or '')}"
+        elif by == "function" and group.function is not None:
+            key = f"{group.function} ({Path(group.file or '').name})"
         table.add_row(
             key,
             str(group.ops),
