@@ -216,3 +216,36 @@ def test_a_failure_in_a_cold_process_keeps_its_error_type(run_cli, tmp_path):
     assert result.exit_code == 3, result.stderr
     assert "in a fresh process" in result.stderr and "only in a fresh process" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_every_case_of_a_cases_spec_is_benchmarked_side_by_side(run_cli, tmp_path):
+    spec = tmp_path / "sizes.yaml"
+    spec.write_text(
+        "cases:\n  small:\n    args:\n      x: f32[8]\n  large:\n    args:\n      x: f32[4096]\n"
+    )
+    result = run_cli(
+        "bench",
+        sample("simple.py") + ":scale_shift",
+        "--shapes",
+        str(spec),
+        "--cold-runs",
+        "1",
+        "--runs",
+        "5",
+        "--warmup",
+        "1",
+        "--time-budget",
+        "0.01",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["bench"]["spec"] == f"{spec} [small]"
+    assert [c["spec"] for c in doc["compare"]] == [f"{spec} [large]"]
+    assert doc["compare"][0]["input_bytes"] == 4096 * 4
+    missing = run_cli(
+        "bench", sample("simple.py") + ":scale_shift", "--shapes", str(spec), "--case", "medium"
+    )
+    assert missing.exit_code == 2 and "no case `medium`" in missing.stderr

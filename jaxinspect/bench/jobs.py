@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from jaxinspect.spec import Spec, load_spec, parse_arg_options
+from jaxinspect.cases import load_spec_cases
+from jaxinspect.errors import UsageError
+from jaxinspect.spec import Spec, parse_arg_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,16 +19,20 @@ class SpecSource:
         shapes: A YAML spec file, or ``None``.
         arg_options: ``--arg NAME=DTYPE[DIMS]`` options used instead of a file.
         donate: Extra argument names to donate (``--donate``), added to the spec's own.
+        case: The case of a spec file with ``cases:``; ``None`` for a plain spec.
     """
 
     shapes: str | None
     arg_options: tuple[str, ...] = ()
     donate: tuple[str, ...] = ()
+    case: str | None = None
 
     @property
     def label(self) -> str:
         """How reports name this spec."""
-        return self.shapes if self.shapes is not None else " ".join(self.arg_options) or "(none)"
+        if self.shapes is None:
+            return " ".join(self.arg_options) or "(none)"
+        return self.shapes if self.case is None else f"{self.shapes} [{self.case}]"
 
     def load(self) -> Spec:
         """Parse the spec and merge in ``donate``.
@@ -35,13 +41,32 @@ class SpecSource:
             SpecError: The spec file or an ``--arg`` option is malformed.
         """
         if self.shapes is not None:
-            spec = load_spec(self.shapes)
+            spec = load_spec_cases(self.shapes).single(self.case)
         elif self.arg_options:
             spec = parse_arg_options(list(self.arg_options))
         else:
             spec = Spec(source="(no --shapes)", args=())
         extra = tuple(n for n in self.donate if n not in spec.donate)
         return dataclasses.replace(spec, donate=spec.donate + extra) if extra else spec
+
+
+def spec_sources(
+    shapes: str | None, case: str | None, donate: tuple[str, ...]
+) -> tuple[SpecSource, ...]:
+    """One source per case of ``shapes`` (every case, or the one ``case`` names).
+
+    Raises:
+        SpecError: The file is malformed or has no such case.
+    """
+    if shapes is None:
+        if case is not None:
+            raise UsageError("--case needs --shapes SPEC with `cases:`")
+        return (SpecSource(None, (), donate),)
+    spec_file = load_spec_cases(shapes)
+    if not spec_file.has_cases:
+        spec_file.select(case)  # refuses --case for a file without cases
+        return (SpecSource(shapes, (), donate),)
+    return tuple(SpecSource(shapes, (), donate, name) for name, _ in spec_file.select(case))
 
 
 def make_job(
@@ -60,6 +85,7 @@ def make_job(
         "shapes": source.shapes,
         "arg_options": list(source.arg_options),
         "donate": list(source.donate),
+        "case": source.case,
         "backend": backend,
         "seed": seed,
         "max_input_bytes": max_input_bytes,
@@ -70,5 +96,5 @@ def make_job(
 
 def job_spec(job: dict[str, Any]) -> Spec:
     """The spec a job names, loaded as the parent loaded it."""
-    source = SpecSource(job["shapes"], tuple(job["arg_options"]), tuple(job["donate"]))
+    source = SpecSource(job["shapes"], tuple(job["arg_options"]), tuple(job["donate"]), job["case"])
     return source.load()

@@ -13,6 +13,7 @@ import typer
 from jaxinspect.cli_common import (
     ArgOpt,
     BackendOpt,
+    CaseOpt,
     DebugOpt,
     ShapesOpt,
     TargetArg,
@@ -40,6 +41,7 @@ def bench(
     target: TargetArg,
     shapes: ShapesOpt = None,
     arg: ArgOpt = None,
+    case: CaseOpt = None,
     backend: BackendOpt = None,
     output_format: Annotated[
         BenchFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
@@ -80,14 +82,21 @@ def bench(
 ) -> None:
     """Time TARGET's first call from cold processes and its cached calls in a steady state."""
     with errors_to_exit_codes(debug):
-        from jaxinspect.bench.jobs import SpecSource
+        from jaxinspect.bench.jobs import SpecSource, spec_sources
         from jaxinspect.bench.runner import BenchOptions, run_bench
 
         if shapes is not None and arg:
             raise UsageError("give either --shapes SPEC or --arg options, not both")
         extra = tuple(donate or ())
-        main = SpecSource(shapes, tuple(arg or ()), extra)
-        others = tuple(SpecSource(path, (), extra) for path in compare or ())
+        if arg:
+            if case is not None:
+                raise UsageError("--case needs --shapes SPEC with `cases:`")
+            sources: tuple[SpecSource, ...] = (SpecSource(None, tuple(arg), extra),)
+        else:
+            sources = spec_sources(shapes, case, extra)
+        for path in compare or ():
+            sources += spec_sources(path, None, extra)
+        main, others = sources[0], sources[1:]
         options = BenchOptions(
             cold_runs=cold_runs,
             runs=runs,

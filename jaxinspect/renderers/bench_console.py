@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +25,7 @@ def render_bench_console(report: BenchReport) -> RenderableType:
     parts: list[RenderableType] = [_header(report)]
     parts += _result_parts(result)
     for other in report.compare:
-        parts.append(Text(f"\n--compare {other.spec}", style="bold"))
+        parts.append(Text(f"\n{other.spec}", style="bold"))
         parts += _result_parts(other)
     if report.compare:
         parts.append(_compare_table(report))
@@ -47,8 +48,11 @@ def _header(report: BenchReport) -> RenderableType:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("target", report.target)
-    grid.add_row("spec", f"{report.result.spec}  ({format_bytes(report.result.input_bytes)})")
+    # User-given names may hold brackets, which rich would take for markup.
+    grid.add_row("target", escape(report.target))
+    grid.add_row(
+        "spec", f"{escape(report.result.spec)}  ({format_bytes(report.result.input_bytes)})"
+    )
     if report.result.donated:
         grid.add_row("donated", ", ".join(report.result.donated))
     grid.add_row("device", f"{env.device}  x64={'on' if env.x64 else 'off'}")
@@ -149,7 +153,7 @@ def _compare_table(report: BenchReport) -> RenderableType:
     for result in (report.result, *report.compare):
         cold = dict(result.cold.phases)
         table.add_row(
-            result.spec,
+            escape(result.spec),
             format_bytes(result.input_bytes),
             format_seconds(cold["compile"].median_s),
             format_seconds(cold["first_call"].median_s),
