@@ -142,3 +142,19 @@ def test_linreg_sweep_sample(run_cli: Callable[..., Result]) -> None:
         "y: shape 64 → 128",
     ]
     assert "x: dtype float32 → bfloat16" in [c["text"] for c in cases["b128_bf16"]["changes"]]
+
+
+def test_transform_and_failing_case(run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    target = sample("linreg.py") + ":loss_fn"
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        "cases:\n"
+        "  ok: {args: {params: {w: 'f32[4]', b: 'f32[]'}, x: 'f32[8,4]', y: 'f32[8]'}}\n"
+        "  bad: {args: {params: {w: 'f32[4]', b: 'f32[]'}, x: 'f32[8,5]', y: 'f32[8]'}}\n"
+    )
+    result = run_cli("recompile", target, "-s", sweep, "-t", "grad", "--case", "ok", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["composition"] == "jit(grad(loss_fn, argnums=0))"
+    failed = run_cli("recompile", target, "-s", sweep)
+    assert failed.exit_code == 3
+    assert "dot_general requires contracting dimensions" in failed.stderr
