@@ -1,4 +1,4 @@
-"""Benchmark: `jaxinspect stages --format json` against a plain jax.stages script doing the same work.
+"""Benchmark `jaxinspect stages --format json` against a plain jax.stages script doing the same.
 
 Prints, per sample, the median ratio of paired wall times (jaxinspect / reference) over fresh
 processes, and the same for `jaxinspect --help` against `python -c "import typer, rich"`.
@@ -24,25 +24,40 @@ import importlib.util, json, statistics, sys, time
 import jax, jax.numpy as jnp, numpy as np
 path, name, shapes, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 spec = importlib.util.spec_from_file_location("m", path)
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
 fn = getattr(mod, name)
+
 def tree(node, leaf):
-    return {k: tree(v, leaf) for k, v in node.items()} if isinstance(node, dict) else leaf(node)
-args = {k: tree(v, lambda s: jax.ShapeDtypeStruct(tuple(s), jnp.float32)) for k, v in shapes["args"].items()}
-t0 = time.perf_counter(); traced = jax.jit(fn, static_argnames=tuple(shapes["static"])).trace(**args, **shapes["static"])
-t1 = time.perf_counter(); lowered = traced.lower(); t2 = time.perf_counter()
-compiled = lowered.compile(); t3 = time.perf_counter()
+    if isinstance(node, dict):
+        return {k: tree(v, leaf) for k, v in node.items()}
+    return leaf(node)
+
+args = tree(shapes["args"], lambda s: jax.ShapeDtypeStruct(tuple(s), jnp.float32))
+static = shapes["static"]
+t0 = time.perf_counter()
+traced = jax.jit(fn, static_argnames=tuple(static)).trace(**args, **static)
+t1 = time.perf_counter()
+lowered = traced.lower()
+t2 = time.perf_counter()
+compiled = lowered.compile()
+t3 = time.perf_counter()
 texts = [str(traced.jaxpr), lowered.as_text(), compiled.as_text()]
-cost = compiled.cost_analysis(); mem = compiled.memory_analysis()
+cost = compiled.cost_analysis()
+mem = compiled.memory_analysis()
 rng = np.random.default_rng(0)
-inputs = {k: tree(v, lambda s: jax.device_put(rng.standard_normal(s).astype(np.float32))) for k, v in shapes["args"].items()}
-s = time.perf_counter(); jax.block_until_ready(compiled(**inputs)); first = time.perf_counter() - s
+inputs = tree(shapes["args"], lambda s: jax.device_put(rng.standard_normal(s).astype(np.float32)))
+s = time.perf_counter()
+jax.block_until_ready(compiled(**inputs))
+first = time.perf_counter() - s
 samples = []
 for _ in range(runs):
-    s = time.perf_counter(); jax.block_until_ready(compiled(**inputs)); samples.append(time.perf_counter() - s)
-print(json.dumps({"flops": cost.get("flops"), "temp": mem.temp_size_in_bytes, "n": sum(map(len, texts)),
-                  "trace": t1 - t0, "lower": t2 - t1, "compile": t3 - t2, "first": first,
-                  "cached": statistics.median(samples)}))
+    s = time.perf_counter()
+    jax.block_until_ready(compiled(**inputs))
+    samples.append(time.perf_counter() - s)
+print(json.dumps({"flops": cost.get("flops"), "temp": mem.temp_size_in_bytes,
+                  "chars": sum(map(len, texts)), "trace": t1 - t0, "lower": t2 - t1,
+                  "compile": t3 - t2, "first": first, "cached": statistics.median(samples)}))
 """
 
 CASES = {
