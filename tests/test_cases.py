@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from referencing import Registry, Resource
 from rich.console import Console
 from typer.testing import Result
 
@@ -121,6 +122,9 @@ def test_cli_stages_compares_cases_and_case_picks_one(
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert [c["name"] for c in document["cases"]] == ["small", "large"]
+    cases_schema = json.loads((ROOT / "jaxinspect/schemas/cases.schema.json").read_text())
+    registry = Registry().with_resource(STAGES_SCHEMA["$id"], Resource.from_contents(STAGES_SCHEMA))
+    jsonschema.Draft202012Validator(cases_schema, registry=registry).validate(document)
     for case in document["cases"]:
         jsonschema.validate(case["report"], STAGES_SCHEMA)
     one = run_cli("stages", AXPY, "-s", path, "--case", "large", "--no-execute", "-f", "json")
