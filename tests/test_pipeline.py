@@ -28,6 +28,9 @@ monitoring.register_event_duration_secs_listener(_on_duration)
 
 @pytest.fixture
 def compiles() -> list[str]:
+    # Earlier tests in this process may have compiled the same sample; JAX's in-process
+    # caches would then answer without a backend compile.
+    jax.clear_caches()
     _compiles.clear()
     return _compiles
 
