@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, sample
 from jaxinspect.bench.model import STABLE_COLD_PHASES
 from jaxinspect.bench.steady import Budget, CallInputs, measure_per_call, measure_pipelined
+from jaxinspect.errors import StageError
 
 SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "bench.schema.json").read_text())
 SIMPLE = (sample("simple.py") + ":scale_shift", "--shapes", sample("simple.yaml"))
@@ -216,6 +217,10 @@ def test_a_failure_in_a_cold_process_keeps_its_error_type(run_cli, tmp_path):
     assert result.exit_code == 3, result.stderr
     assert "in a fresh process" in result.stderr and "only in a fresh process" in result.stderr
     assert "Traceback" not in result.stderr
+    # With --debug the error carries the fresh process's own traceback.
+    with pytest.raises(StageError, match="traceback in the fresh process") as info:
+        run_cli("bench", f"{flaky}:f", "--shapes", sample("simple.yaml"), *FAST, "--debug")
+    assert "only in a fresh process" in info.value.message
 
 
 def test_every_case_of_a_cases_spec_is_benchmarked_side_by_side(run_cli, tmp_path):

@@ -41,6 +41,8 @@ class ColdConfig:
     backend: str | None
     seed: int
     max_input_bytes: int
+    #: Whether a failing process adds its Python traceback to the error (``--debug``).
+    debug: bool = False
 
 
 def run_cold_round(
@@ -89,6 +91,7 @@ def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
         max_input_bytes=config.max_input_bytes,
         cache_dir=cache_dir,
         spawn_wall=time.time(),
+        debug=config.debug,
     )
     done = subprocess.run(
         [sys.executable, "-m", "jaxinspect.bench.coldrun", json.dumps(job)],

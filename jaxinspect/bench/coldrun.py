@@ -29,7 +29,12 @@ def main(argv: list[str]) -> int:
     try:
         events = _measure(job, phases)
     except Exception as exc:  # reported to the parent, which raises the matching error
-        print(MARKER + json.dumps({"error": _describe_error(exc)}), flush=True)
+        error = _describe_error(exc)
+        if job.get("debug"):
+            import traceback
+
+            error["message"] += "\n(traceback in the fresh process)\n" + traceback.format_exc()
+        print(MARKER + json.dumps({"error": error}), flush=True)
         return int(getattr(exc, "exit_code", 4))
     print(MARKER + json.dumps({"phases": phases, "cache": events}), flush=True)
     return 0

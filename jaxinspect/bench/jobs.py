@@ -78,6 +78,7 @@ def make_job(
     max_input_bytes: int,
     cache_dir: str | None,
     spawn_wall: float,
+    debug: bool = False,
 ) -> dict[str, Any]:
     """The JSON-able job of one cold-run process."""
     return {
@@ -91,6 +92,7 @@ def make_job(
         "max_input_bytes": max_input_bytes,
         "cache_dir": cache_dir,
         "spawn_wall": spawn_wall,
+        "debug": debug,
     }
 
 

@@ -52,6 +52,7 @@ class BenchOptions:
         max_input_bytes: Refuse to generate inputs larger than this.
         backend: Platform to run on; ``None`` = JAX's default.
         compilation_cache: Persistent compilation cache folder, or ``None`` for no cache.
+        debug: Whether errors from cold processes carry their Python traceback.
     """
 
     cold_runs: int = 3
@@ -62,6 +63,7 @@ class BenchOptions:
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
     backend: str | None = None
     compilation_cache: str | None = None
+    debug: bool = False
 
 
 def run_bench(
@@ -154,7 +156,9 @@ def _bench_one(
 def _cold(
     target: str, source: SpecSource, options: BenchOptions, progress: Progress
 ) -> tuple[ColdRound, PersistentCacheReport | None]:
-    config = ColdConfig(target, source, options.backend, options.seed, options.max_input_bytes)
+    config = ColdConfig(
+        target, source, options.backend, options.seed, options.max_input_bytes, options.debug
+    )
     runs = options.cold_runs
     label = f"cold processes {source.label}"
     # With a cache: the empty round, one priming process, the populated round.

@@ -106,6 +106,7 @@ def bench(
             max_input_bytes=max_input_bytes,
             backend=backend,
             compilation_cache=compilation_cache,
+            debug=debug,
         )
         with _progress_bar() as progress:
             report = run_bench(target, main, others, options, progress)
