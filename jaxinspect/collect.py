@@ -62,7 +62,7 @@ def _loop_aware(
 ) -> LoopAwareCost | None:
     if program is None:
         try:
-            program = analyse_compiled(compiled)
+            program = analyse_compiled(compiled, split_fusions=False)
         except Exception as exc:  # a module text jaxinspect cannot parse must not sink the report
             reasons.append(("cost.loop_aware", f"the optimized HLO could not be analysed: {exc}"))
             return None

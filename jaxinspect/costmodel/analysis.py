@@ -9,8 +9,10 @@ from jaxinspect.costmodel.sourcemap import excluded_prefixes
 from jaxinspect.model import LoopAwareCost
 
 
-def analyse_compiled(compiled: Any) -> ProgramCost:
+def analyse_compiled(compiled: Any, *, split_fusions: bool = True) -> ProgramCost:
     """Per-op costs of the compiled program's (first) optimized HLO module.
+
+    ``split_fusions=False`` skips sharing fusions' FLOPs among source lines (totals only).
 
     Raises:
         ValueError: The module text could not be parsed.
@@ -23,7 +25,8 @@ def analyse_compiled(compiled: Any) -> ProgramCost:
     options.print_large_constants = True
     options.print_metadata = True
     text = executable.hlo_modules()[0].to_string(options)
-    return analyse_module(text, executable.client, excluded_prefixes())[0]
+    client = executable.client
+    return analyse_module(text, client, excluded_prefixes(), split_fusions=split_fusions)[0]
 
 
 def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:

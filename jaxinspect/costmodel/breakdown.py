@@ -99,7 +99,7 @@ def _sum(costs: Any) -> XlaCost:
 
 
 def analyse_module(
-    text: str, client: Any, excluded: tuple[str, ...]
+    text: str, client: Any, excluded: tuple[str, ...], *, split_fusions: bool = True
 ) -> tuple[ProgramCost, FrameTable]:
     """Cost every instruction of a module printed with metadata and large constants.
 
@@ -107,10 +107,12 @@ def analyse_module(
         text: ``HloModule.to_string`` output (metadata and frame tables included).
         client: The backend client whose cost model XLA applies.
         excluded: Path prefixes whose frames are not the user's.
+        split_fusions: Also cost each fused instruction, to share a fusion's FLOPs among
+            source lines (not needed for totals; about doubles the work).
     """
     hlo = parse_module(text)
     frames = parse_frame_table(text)
-    walker = _Walker(hlo, frames, client, excluded)
+    walker = _Walker(hlo, frames, client, excluded, split_fusions)
     walker.walk(hlo.entry, 1)
     return ProgramCost(tuple(walker.ops), tuple(walker.loops), tuple(walker.flags)), frames
 
@@ -118,8 +120,16 @@ def analyse_module(
 class _Walker:
     """Depth-first walk from the entry into loop bodies, accumulating rows."""
 
-    def __init__(self, hlo: HloText, frames: FrameTable, client: Any, excluded: tuple[str, ...]):
+    def __init__(
+        self,
+        hlo: HloText,
+        frames: FrameTable,
+        client: Any,
+        excluded: tuple[str, ...],
+        split_fusions: bool,
+    ) -> None:
         self.hlo, self.frames, self.client, self.excluded = hlo, frames, client, excluded
+        self.split_fusions = split_fusions
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
@@ -194,7 +204,8 @@ class _Walker:
 
     def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
         if (
-            instr.opcode != "fusion"
+            not self.split_fusions
+            or instr.opcode != "fusion"
             or per_run is None
             or not per_run.flops + per_run.transcendentals
         ):

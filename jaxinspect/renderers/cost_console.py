@@ -114,7 +114,7 @@ def _loops_table(report: CostReport) -> RenderableType:
 def _ops_table(report: CostReport, top: int | None) -> RenderableType:
     roof = report.profile is not None
     table = Table(title=f"ops by {report.sort} (loop-aware)", title_justify="left")
-    columns = ["op", "kind", "runs", "flops", "%", "bytes", "transc.", "source"]
+    columns = ["op", "kind", "shape", "runs", "flops", "%", "bytes", "transc.", "source"]
     for column in columns + (["flop/B", "bound", "time ≥"] if roof else []):
         table.add_column(column, justify="right" if column in _NUMERIC else "left", overflow="fold")
     whole = report.program.loop_aware.flops
@@ -126,7 +126,7 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         if op.custom_call_target:
             kind += f" {op.custom_call_target}"
         where = "" if op.source is None else f"{op.source.label} {_short(op.source.function)}"
-        cells = [op.name, kind, f"{op.runs:,}"]
+        cells = [op.name, kind, op.shape.split("{")[0], f"{op.runs:,}"]
         if total is None:
             cells += ["not counted", "", "not counted", "", where]
         else:
