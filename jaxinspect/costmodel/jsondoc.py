@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxinspect.costmodel.aggregate import CostGroup
+from jaxinspect.costmodel.analysis import loop_aware_summary
 from jaxinspect.costmodel.breakdown import LoopInfo, OpCost
 from jaxinspect.costmodel.report import CostReport
 from jaxinspect.costmodel.roofline import RooflinePoint
@@ -19,21 +20,61 @@ ROOFLINE_NOTE = (
 )
 
 
+#: Top-level keys shared with the stages report.
+_RUN_KEYS = (
+    "target",
+    "function",
+    "composition",
+    "backend",
+    "devices",
+    "jax_version",
+    "jaxlib_version",
+    "x64",
+    "args",
+)
+#: JAX's own figures when ``cost_analysis()`` failed (the reason is under ``unavailable``).
+_NO_JAX_COST: dict[str, Any] = {
+    "flops": None,
+    "transcendentals": None,
+    "bytes_accessed": None,
+    "arithmetic_intensity": None,
+    "xla_raw": {},
+}
+
+
 def cost_report_to_dict(report: CostReport) -> dict[str, Any]:
     """The document: run facts, ``cost.*``, ``memory.*`` and the reasons for nulls."""
     base = report_to_dict(report.source)
-    cost = base["cost"] or {}
+    doc = {k: base[k] for k in _RUN_KEYS if k in base}
+    jax_cost = {k: v for k, v in (base["cost"] or _NO_JAX_COST).items() if k in _NO_JAX_COST}
+    doc.update(
+        schema_version=SCHEMA_VERSION,
+        command="cost",
+        cost={**jax_cost, **_cost_sections(report)},
+        memory=_memory(report, base["memory"]),
+        unavailable={**base["unavailable"], **dict(report.unavailable)},
+    )
+    return doc
+
+
+def _cost_sections(report: CostReport) -> dict[str, Any]:
     program = report.program
     total = program.loop_aware
-    cost.update(
-        counted_once=_xla(program.counted_once),
-        ops=[_op(op, p, total) for op, p in zip(program.ops, report.op_roofline, strict=True)],
-        sort=report.sort,
-        by_line=[_group(g) for g in report.by_line],
-        by_function=[_group(g) for g in report.by_function],
-        by_scope=[_group(g) for g in report.by_scope],
-        loops=[_loop(loop) for loop in program.loops],
-        not_counted=[
+    summary = loop_aware_summary(program)
+    return {
+        "loop_aware": {
+            **(_xla(total) or {}),
+            "lower_bound": summary.lower_bound,
+            "not_counted": list(summary.not_counted),
+        },
+        "counted_once": _xla(program.counted_once),
+        "ops": [_op(op, p, total) for op, p in zip(program.ops, report.op_roofline, strict=True)],
+        "sort": report.sort,
+        "by_line": [_group(g) for g in report.by_line],
+        "by_function": [_group(g) for g in report.by_function],
+        "by_scope": [_group(g) for g in report.by_scope],
+        "loops": [_loop(loop) for loop in program.loops],
+        "not_counted": [
             {
                 "instruction": f.instruction,
                 "computation": f.computation,
@@ -42,53 +83,35 @@ def cost_report_to_dict(report: CostReport) -> dict[str, Any]:
             }
             for f in program.flags
         ],
-        fusions={
-            "by_kind": dict(report.fusion_kinds),
-            "count": len(report.fusions),
-        },
-        data_movement=[op.name for op in report.data_movement],
-        custom_calls=[
+        "fusions": {"by_kind": dict(report.fusion_kinds), "count": len(report.fusions)},
+        "data_movement": [op.name for op in report.data_movement],
+        "custom_calls": [
             {"instruction": op.name, "target": op.custom_call_target} for op in report.custom_calls
         ],
-        roofline=_roofline(report),
+        "roofline": _roofline(report),
+    }
+
+
+def _memory(report: CostReport, memory: dict[str, Any] | None) -> dict[str, Any] | None:
+    if memory is None:
+        return None
+    peak, fit = report.peak, report.fit
+    memory["peak_estimate"] = (
+        None
+        if peak is None
+        else {"bytes": peak.bytes, "source": peak.source, "reason": peak.reason}
     )
-    memory = base["memory"]
-    if memory is not None:
-        memory["peak_estimate"] = (
-            None
-            if report.peak is None
-            else {
-                "bytes": report.peak.bytes,
-                "source": report.peak.source,
-                "reason": report.peak.reason,
-            }
-        )
-        memory["fit"] = (
-            None
-            if report.fit is None
-            else {
-                "capacity_bytes": report.fit.capacity_bytes,
-                "needed_bytes": report.fit.needed_bytes,
-                "fraction": report.fit.fraction,
-                "fits": report.fit.fits,
-            }
-        )
-    keep = (
-        "target",
-        "function",
-        "composition",
-        "backend",
-        "devices",
-        "jax_version",
-        "jaxlib_version",
-        "x64",
-        "args",
-        "unavailable",
+    memory["fit"] = (
+        None
+        if fit is None
+        else {
+            "capacity_bytes": fit.capacity_bytes,
+            "needed_bytes": fit.needed_bytes,
+            "fraction": fit.fraction,
+            "fits": fit.fits,
+        }
     )
-    doc = {k: base[k] for k in keep if k in base}
-    doc["unavailable"] = {**base["unavailable"], **dict(report.unavailable)}
-    doc.update(schema_version=SCHEMA_VERSION, command="cost", cost=base["cost"], memory=memory)
-    return doc
+    return memory
 
 
 def _xla(cost: XlaCost | None) -> dict[str, float] | None:

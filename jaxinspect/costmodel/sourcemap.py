@@ -61,9 +61,8 @@ class FrameTable:
 def parse_frame_table(text: str) -> FrameTable:
     """Read the FileNames / FunctionNames / FileLocations / StackFrames tables of a module.
 
-    XLA prints ``parent_frame_id`` one higher than the parent's id (0 = no parent, printed
-    as 1 for a root frame's own id 1...); only ``parent = printed - 1`` rebuilds known call
-    chains, so that is what is applied here.
+    XLA prints ``parent_frame_id`` as the parent's id + 1, so a root frame prints 1; only
+    ``parent = printed - 1`` rebuilds known call chains, so that is what is applied here.
     """
     sections = {name: body.splitlines() for name, body in _SECTION.findall(text)}
     files = _named(sections.get("FileNames", []))
