@@ -174,6 +174,18 @@ def test_custom_call_is_flagged_not_counted():
     assert report.cost.loop_aware.not_counted == (f"{flag.instruction} (custom-call)",)
 
 
+def test_host_callback_is_flagged_not_counted():
+    def f(x):
+        y = jax.pure_callback(lambda a: a * 2, S(x.shape, x.dtype), x)
+        return y @ x
+
+    program = analyse_compiled(compiled_of(f, S((8, 8), F32)))
+    (flag,) = program.flags
+    assert flag.kind == "custom-call" and "callback" in flag.detail
+    assert program.lower_bound
+    assert program.loop_aware.flops == matmul(8, 8, 8)  # the matmul is still counted
+
+
 def test_unknown_trip_count_is_flagged_and_counted_once():
     def f(x, n):
         return jax.lax.fori_loop(0, n, lambda i, x: jnp.sin(x) @ x, x)

@@ -162,20 +162,7 @@ class _Walker:
         self.walk(self.hlo.computation(cond), runs * (1 if trips is None else trips + 1))
 
     def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
-        per_run: XlaCost | None = None
-        if instr.opcode == "custom-call":
-            self._flag(
-                "custom-call",
-                instr,
-                comp,
-                f"target {instr.custom_call_target!r}: "
-                "XLA has no cost model for it, so it is not counted (lower bound)",
-            )
-        else:
-            try:
-                per_run = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
-            except ValueError as exc:
-                self._flag("unanalysed", instr, comp, str(exc))
+        per_run = self._xla_cost(comp, instr)
         if instr.opcode == "conditional":
             self._flag(
                 "conditional",
@@ -211,6 +198,25 @@ class _Walker:
         ):
             return ()
         return split_fusion(self.hlo, instr, self.client, self.frames, self.excluded)
+
+    def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
+        """XLA's figure, or ``None`` (flagged) where it has none."""
+        target = instr.custom_call_target
+        try:
+            cost = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
+        except ValueError as exc:
+            if instr.opcode != "custom-call":
+                self._flag("unanalysed", instr, comp, str(exc))
+                return None
+            # XLA answers -1 ("unknown") for custom calls it cannot model (LAPACK on CPU).
+            why = "XLA has no cost model for it, so it is not counted (lower bound)"
+            self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
+            return None
+        if instr.opcode == "custom-call" and not cost.flops:
+            # Some backends model library calls (cuBLAS GEMMs on GPU); zero FLOPs means not.
+            why = "XLA counts its bytes but no FLOPs (lower bound)"
+            self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
+        return cost
 
     def _flag(self, kind: str, instr: HloInstr, comp: HloComputation, detail: str) -> None:
         self.flags.append(CostFlag(kind, instr.name, comp.name, detail))
