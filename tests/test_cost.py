@@ -217,6 +217,19 @@ def test_nested_loops_multiply_and_conditionals_are_flagged():
     assert not program.lower_bound  # XLA costs the costliest branch: not a lower bound
 
 
+def test_partitioned_modules_are_marked_per_device():
+    from jaxinspect.costmodel.breakdown import analyse_module
+
+    _, single, compiled = inspected("axpy")
+    assert single.partitions == 1
+    text = compiled.as_text()
+    header, rest = text.split("\n", 1)
+    client = compiled.runtime_executable().client
+    program, _ = analyse_module(f"{header}, num_partitions=8\n{rest}", client, ())
+    assert program.partitions == 8
+    assert program.counted_once == single.counted_once
+
+
 def test_parser_agrees_with_the_hlo_object_api():
     _, _, compiled = inspected("transformer")
     module = compiled.runtime_executable().hlo_modules()[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,8 @@ class ProgramCost:
     ops: tuple[OpCost, ...]
     loops: tuple[LoopInfo, ...]
     flags: tuple[CostFlag, ...]
+    #: SPMD partitions of the module: above 1, every figure is per device, not global.
+    partitions: int = 1
 
     @property
     def loop_aware(self) -> XlaCost:
@@ -114,7 +117,14 @@ def analyse_module(
     frames = parse_frame_table(text)
     walker = _Walker(hlo, frames, client, excluded, split_fusions)
     walker.walk(hlo.entry, 1)
-    return ProgramCost(tuple(walker.ops), tuple(walker.loops), tuple(walker.flags)), frames
+    partitions = re.search(r"\bnum_partitions=(\d+)", hlo.header)
+    program = ProgramCost(
+        tuple(walker.ops),
+        tuple(walker.loops),
+        tuple(walker.flags),
+        int(partitions.group(1)) if partitions else 1,
+    )
+    return program, frames
 
 
 class _Walker:

@@ -70,6 +70,7 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
         "counted_once": _xla(program.counted_once),
         "ops": [_op(op, p, total) for op, p in zip(program.ops, report.op_roofline, strict=True)],
         "sort": report.sort,
+        "partitions": program.partitions,
         "by_line": [_group(g) for g in report.by_line],
         "by_function": [_group(g) for g in report.by_function],
         "by_scope": [_group(g) for g in report.by_scope],

@@ -80,7 +80,7 @@ def build_cost_report(
 ) -> CostReport:
     """Sort, group and place ``program`` on ``profile``'s roofline."""
     ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile)))
-    program = ProgramCost(ops, program.loops, program.flags)
+    program = ProgramCost(ops, program.loops, program.flags, program.partitions)
     op_points = tuple(_op_point(op, profile) for op in ops)
     peak = None if source.memory is None else estimate_peak(source.memory)
     fit = None

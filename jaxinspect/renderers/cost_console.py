@@ -82,6 +82,10 @@ def _totals_table(report: CostReport) -> RenderableType:
             label, "n/a" if raw is None else human(raw), human(loop_aware), human(counted_once)
         )
     notes = ["loop-aware: each while body x its known trip count (condition x trips+1)."]
+    if report.program.partitions > 1:
+        notes.append(
+            f"PER DEVICE: the program is split into {report.program.partitions} partitions."
+        )
     if report.program.lower_bound:
         notes.append("LOWER BOUND: some work is not counted (see below).")
     table.caption = " ".join(notes)
