@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.store import write_snapshot
 from jaxinspect.snapshot.textdiff import matching_blocks, unified_diff, unified_hunks
 from jaxinspect.snapshot.thresholds import parse_rules
-from jaxinspect.errors import UsageError
 from jaxinspect.spec import parse_spec_text
 from jaxinspect.target import load_target
 
@@ -100,7 +100,9 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return _snap(root / "old", PROGRAM), _snap(root / "same", PROGRAM), _snap(root / "new", CHANGED)
 
 
-def test_identical_snapshots_exit_0(run_cli: Callable[..., object], pair: tuple[Path, Path, Path]) -> None:
+def test_identical_snapshots_exit_0(
+    run_cli: Callable[..., object], pair: tuple[Path, Path, Path]
+) -> None:
     result = run_cli("diff", pair[0], pair[1])
     assert result.exit_code == 0, result.stderr
     assert "identical" in result.stdout

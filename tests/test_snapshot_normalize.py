@@ -156,8 +156,17 @@ def test_separate_processes_write_byte_identical_snapshots(tmp_path: Path) -> No
     flags = {"a": "", "b": "", "nofusion": "--xla_disable_hlo_passes=fusion"}
     procs = {
         key: subprocess.Popen(
-            [sys.executable, "-m", "jaxinspect", "snapshot", f"{program}:f", "--shapes",
-             str(spec), "--out", str(tmp_path / key)],
+            [
+                sys.executable,
+                "-m",
+                "jaxinspect",
+                "snapshot",
+                f"{program}:f",
+                "--shapes",
+                str(spec),
+                "--out",
+                str(tmp_path / key),
+            ],
             env={**env, "XLA_FLAGS": flag},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -171,7 +180,9 @@ def test_separate_processes_write_byte_identical_snapshots(tmp_path: Path) -> No
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     for name in ("jaxpr.txt", "stablehlo.mlir"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "nofusion" / name).read_bytes()
-    assert (tmp_path / "a" / "hlo.txt").read_text() != (tmp_path / "nofusion" / "hlo.txt").read_text()
+    assert (tmp_path / "a" / "hlo.txt").read_text() != (
+        tmp_path / "nofusion" / "hlo.txt"
+    ).read_text()
 
 
 def test_written_files_round_trip(snapshots: dict[str, Snapshot], tmp_path: Path) -> None:

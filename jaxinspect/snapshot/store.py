@@ -61,9 +61,12 @@ def write_snapshot(folder: Path, snapshot: Snapshot) -> None:
     recover(folder)
     staging = folder / STAGING_DIR
     staging.mkdir(exist_ok=True)
-    for name, content in _file_contents(snapshot).items():
+    contents = _file_contents(snapshot)
+    for name, content in contents.items():
         _atomic_write(staging / name, content)
-    _atomic_write(staging / _COMMIT, "\n".join(SNAPSHOT_FILES) + "\n")
+    # The commit record names the new snapshot's files, so a resumed roll-forward knows which
+    # missing ones were already moved and which belong to the old snapshot only.
+    _atomic_write(staging / _COMMIT, "".join(f"{name}\n" for name in contents))
     _fsync_dir(staging)
     _roll_forward(folder)
 
@@ -149,9 +152,13 @@ def _file_contents(snapshot: Snapshot) -> dict[str, str]:
 
 
 def _read_file(folder: Path, name: str) -> str | None:
-    staged = folder / STAGING_DIR / name
-    path = staged if (folder / STAGING_DIR / _COMMIT).is_file() and staged.is_file() else None
-    path = path or folder / name
+    committed = _committed_files(folder)
+    path = folder / name
+    if committed is not None:
+        if name not in committed:
+            return None  # the committed snapshot has no such file
+        staged = folder / STAGING_DIR / name
+        path = staged if staged.is_file() else path
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -160,14 +167,23 @@ def _read_file(folder: Path, name: str) -> str | None:
         raise UsageError(f"{path}: cannot read ({exc})") from None
 
 
+def _committed_files(folder: Path) -> frozenset[str] | None:
+    """Files of a committed but unfinished write, or ``None`` when none is pending."""
+    try:
+        record = (folder / STAGING_DIR / _COMMIT).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return frozenset(record.split())
+
+
 def _roll_forward(folder: Path) -> None:
     staging = folder / STAGING_DIR
-    staged = {p.name for p in staging.iterdir()}
+    committed = _committed_files(folder) or frozenset()
     for name in SNAPSHOT_FILES:
-        if name in staged:
-            os.replace(staging / name, folder / name)
-        else:  # a file the new snapshot lacks must not survive from the old one
+        if name not in committed:  # a file the new snapshot lacks must not survive
             (folder / name).unlink(missing_ok=True)
+        elif (staging / name).is_file():
+            os.replace(staging / name, folder / name)
     _fsync_dir(folder)
     _remove_staging(staging)
 
