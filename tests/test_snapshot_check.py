@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import jax  # noqa: F401  (pytester's in-process runs unload what they import; jaxlib can't reload)
 import jsonschema
 import pytest
 
