@@ -232,3 +232,15 @@ def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "EXIT 1 JAX False" in out.stdout, out.stderr
+
+
+def test_paired_hlo_counting_equals_counting_each_side(pair: tuple[Path, Path, Path]) -> None:
+    from jaxinspect.snapshot.loose import hlo_counts_pair, text_op_counts
+
+    old = (pair[0] / "hlo.txt").read_text()
+    for new in (
+        (pair[2] / "hlo.txt").read_text(),  # fused computations differ
+        old.replace("f32[8]{0}", "f32[8]{0} ", 1),  # same computations but one
+        old,
+    ):
+        assert hlo_counts_pair(old, new) == (text_op_counts("hlo", old), text_op_counts("hlo", new))

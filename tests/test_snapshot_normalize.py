@@ -190,3 +190,16 @@ def test_written_files_round_trip(snapshots: dict[str, Snapshot], tmp_path: Path
 
     write_snapshot(tmp_path / "s", snapshots["base"])
     assert read_snapshot(tmp_path / "s") == snapshots["base"]
+
+
+@pytest.mark.parametrize("variant", ["base", "constant_base", "loop_length"])
+def test_text_parser_counts_what_jax_objects_count(
+    snapshots: dict[str, Snapshot], variant: str
+) -> None:
+    from jaxinspect.snapshot.loose import guess_stage, text_op_counts
+
+    snap = snapshots[variant]
+    for stage, _ in STAGE_FILES:
+        text = snap.text(stage) or ""
+        assert guess_stage(text) == stage
+        assert dict(text_op_counts(stage, text)) == snap.summary.stage_ops(stage), stage

@@ -19,7 +19,7 @@ from jaxinspect.cli_common import (
     errors_to_exit_codes,
     load_cli_spec,
 )
-from jaxinspect.errors import ExitCode, UsageError
+from jaxinspect.errors import ExitCode
 
 if TYPE_CHECKING:
     from jaxinspect.snapshot.compare import SnapshotDiff
@@ -107,15 +107,11 @@ def diff(
     """
     with errors_to_exit_codes(debug):
         from jaxinspect.snapshot.compare import diff_snapshots
-        from jaxinspect.snapshot.store import load_side
+        from jaxinspect.snapshot.store import load_sides
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
         rules = parse_rules(fail_on)
-        if old.is_dir() != new.is_dir() and old.exists() and new.exists():
-            raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
-        a = load_side(old)
-        # Two loose files are read as the same stage, the one guessed from OLD.
-        b = load_side(new, None if new.is_dir() or not a.texts else a.texts[0][0])
+        a, b = load_sides(old, new)
         result = diff_snapshots(a, b, str(old), str(new), context)
         verdict = evaluate(rules, result)
         _print_diff(result, verdict, output_format, text, color)

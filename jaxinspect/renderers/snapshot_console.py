@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from jaxinspect.renderers.snapshot_text import format_delta, format_metric, toolchain_line
-from jaxinspect.snapshot.check import CheckReport, TargetResult
-from jaxinspect.snapshot.compare import SnapshotDiff
-from jaxinspect.snapshot.thresholds import Verdict
+
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.check import CheckReport, TargetResult
+    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.snapshot.thresholds import Verdict
 
 _STATUS_STYLE = {
     "unchanged": "green",

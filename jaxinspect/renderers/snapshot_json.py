@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jaxinspect.snapshot.check import CheckReport, TargetResult
-from jaxinspect.snapshot.compare import SnapshotDiff
-from jaxinspect.snapshot.thresholds import Verdict
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.check import CheckReport, TargetResult
+    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.snapshot.thresholds import Verdict
+
 
 #: Version of the diff and check JSON documents.
 SCHEMA_VERSION = 1

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jaxinspect.renderers.snapshot_text import (
     format_delta,
     format_metric,
     text_diff_lines,
     toolchain_line,
 )
-from jaxinspect.snapshot.check import CheckReport
-from jaxinspect.snapshot.compare import SnapshotDiff
-from jaxinspect.snapshot.thresholds import Verdict
+
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.check import CheckReport
+    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.snapshot.thresholds import Verdict
 
 #: Diff lines shown per stage before the rest is cut (PR comments have a size limit).
 MAX_DIFF_LINES = 200

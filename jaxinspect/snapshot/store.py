@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from jaxinspect.errors import UsageError
-from jaxinspect.snapshot.loose import guess_stage, loose_snapshot
+from jaxinspect.snapshot.loose import loose_pair
 from jaxinspect.snapshot.model import (
     PROVENANCE_FILE,
     SNAPSHOT_FILES,
@@ -112,23 +112,27 @@ def read_snapshot(folder: Path) -> Snapshot:
     return Snapshot(header, summary, tuple(texts), provenance)
 
 
-def load_side(path: Path, stage: str | None = None) -> Snapshot:
-    """One side of ``diff``: a snapshot folder, or a single stage text file.
-
-    A text file is read as ``stage`` (guessed from its first line when ``None``).
+def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot]:
+    """The two sides of ``diff``: two snapshot folders, or two stage text files.
 
     Raises:
-        UsageError: The path does not exist or cannot be read.
+        UsageError: A path does not exist or cannot be read, or a folder meets a file.
     """
-    if path.is_dir():
-        return read_snapshot(path)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such snapshot folder or file")
+    for path in (old, new):
+        if not path.exists():
+            raise UsageError(f"{path}: no such snapshot folder or file")
+    if old.is_dir() != new.is_dir():
+        raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
+    if old.is_dir():
+        return read_snapshot(old), read_snapshot(new)
+    return loose_pair(_read_text(old), _read_text(new))
+
+
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read ({exc})") from None
-    return loose_snapshot(text, stage or guess_stage(text))
 
 
 def remove_snapshot(folder: Path) -> None:

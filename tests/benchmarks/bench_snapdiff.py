@@ -1,0 +1,112 @@
+"""Benchmark: whole-process wall time of ``jaxinspect diff`` against GNU ``diff -u``.
+
+Builds two normalized HLO texts from a real compiled program (the sample transformer block,
+its computations repeated with per-copy instruction names, as a deeper stack would print),
+of 200,000 and 400,000 lines, with about 300 scattered changes (edited, deleted and inserted
+lines); then times both tools on the same files, interleaved, and prints the ratios.
+
+Run: .venv/bin/python tests/benchmarks/bench_snapdiff.py [--repeats 5]
+Goals: jaxinspect/GNU <= 3x, and jaxinspect(400k)/jaxinspect(200k) <= 2.3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_NAME = re.compile(r"%([\w.\-]+)")
+
+
+def real_hlo() -> str:
+    """The normalized optimized HLO of sample_programs/transformer.py:block."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    from jaxinspect.snapshot.capture import capture_snapshot
+    from jaxinspect.spec import load_spec
+    from jaxinspect.target import load_target
+
+    target = load_target(str(ROOT / "sample_programs" / "transformer.py") + ":block")
+    snap = capture_snapshot(target, load_spec(ROOT / "sample_programs" / "transformer.yaml"))
+    text = snap.text("hlo")
+    assert text is not None
+    return text
+
+
+def build(hlo: str, lines: int) -> list[str]:
+    """Copies of the module's body, each with its own instruction and computation names."""
+    body = [line for line in hlo.splitlines() if not line.startswith("HloModule")]
+    out = [hlo.splitlines()[0]]
+    copy = 0
+    while len(out) < lines:
+        out.extend(_NAME.sub(lambda m, c=copy: f"%{m.group(1)}_L{c}", line) for line in body)
+        copy += 1
+    return out[:lines]
+
+
+def mutate(lines: list[str], changes: int, seed: int) -> list[str]:
+    """About ``changes`` scattered edits: 80% edited lines, 10% deletions, 10% insertions."""
+    rng = random.Random(seed)
+    out = list(lines)
+    for index in sorted(rng.sample(range(1, len(lines) - 1), changes), reverse=True):
+        roll = rng.random()
+        if roll < 0.8:
+            out[index] = out[index].replace("f32", "bf16", 1) + " /*edited*/"
+        elif roll < 0.9:
+            del out[index]
+        else:
+            out.insert(index, f"  %inserted.{index} = f32[] constant({index})")
+    return out
+
+
+def wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"{command[0]} failed: {result.stderr.decode()}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--changes", type=int, default=300)
+    args = parser.parse_args()
+    gnu = shutil.which("diff")
+    if gnu is None:
+        raise SystemExit("GNU diff is needed for the reference timing")
+    hlo = real_hlo()
+    jaxinspect = [sys.executable, "-m", "jaxinspect", "diff", "--color", "never"]
+    medians: dict[int, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (200_000, 400_000):
+            a = build(hlo, size)
+            b = mutate(a, args.changes * size // 200_000, seed=size)
+            pa, pb = Path(tmp) / f"a{size}.txt", Path(tmp) / f"b{size}.txt"
+            pa.write_text("\n".join(a) + "\n")
+            pb.write_text("\n".join(b) + "\n")
+            ours, theirs = [], []
+            for _ in range(args.repeats):  # interleaved, so load affects both alike
+                ours.append(wall([*jaxinspect, str(pa), str(pb)]))
+                theirs.append(wall([gnu, "-u", str(pa), str(pb)]))
+            medians[size] = (statistics.median(ours), statistics.median(theirs))
+            print(
+                f"{size:>7} lines, {args.changes * size // 200_000} changes: "
+                f"jaxinspect diff {medians[size][0]:.3f} s, GNU diff -u {medians[size][1]:.3f} s, "
+                f"ratio {medians[size][0] / medians[size][1]:.2f}x (goal <= 3x)"
+            )
+    growth = medians[400_000][0] / medians[200_000][0]
+    print(f"jaxinspect diff 400k/200k time: {growth:.2f}x (goal <= 2.3x)")
+
+
+if __name__ == "__main__":
+    main()
