@@ -35,6 +35,7 @@ check: lint test
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
 	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
+	$(BIN)/python tests/benchmarks/bench_snapdiff.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
