@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -203,3 +204,41 @@ def test_text_parser_counts_what_jax_objects_count(
         text = snap.text(stage) or ""
         assert guess_stage(text) == stage
         assert dict(text_op_counts(stage, text)) == snap.summary.stage_ops(stage), stage
+
+
+def test_persistent_cache_cannot_serve_stale_names(tmp_path: Path) -> None:
+    # A warm persistent cache returns HLO printed with the first compile's parameter names
+    # (its key ignores debug info); snapshot runs switch it off.
+    for folder, arg in (("a", "x"), ("b", "inp")):
+        (tmp_path / folder).mkdir()
+        source = BASE.replace("(x, w)", f"({arg}, w)").replace("x @ w", f"{arg} @ w")
+        (tmp_path / folder / "prog.py").write_text(textwrap.dedent(source))
+    cache = tmp_path / "cache"
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "JAX_COMPILATION_CACHE_DIR": str(cache),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+    def run(*args: str) -> str:
+        cmd = [sys.executable, "-m", "jaxinspect", *args]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("hlo", f"{tmp_path}/a/prog.py:f", "--arg", "x=f32[8,16]", "--arg", "w=f32[16,4]")
+    assert any(cache.iterdir())  # the cache is warm with x's compile
+    run(
+        "snapshot",
+        f"{tmp_path}/b/prog.py:f",
+        "--arg",
+        "inp=f32[8,16]",
+        "--arg",
+        "w=f32[16,4]",
+        "--out",
+        str(tmp_path / "snap"),
+    )
+    provenance = json.loads((tmp_path / "snap" / "provenance.json").read_text())
+    assert provenance["parameter_names"] == ["inp.1", "w.1"]
