@@ -83,6 +83,12 @@ def test_check_lifecycle(
     assert "| `old_target` | 🗑️ stale |" in changed.stdout
     assert "constant(2)" in changed.stdout and "constant(3)" in changed.stdout
 
+    table = run_cli("check")
+    assert table.exit_code == 1 and "prog_double" in table.stdout
+    assert "constant(3)" not in table.stdout  # the summary only, unless --text
+    texty = run_cli("check", "--text", "--color", "never")
+    assert texty.exit_code == 1 and "+  %constant.0 = f32[] constant(3)" in texty.stdout
+
     gated = run_cli("check", "--fail-on", "flops>+50%", "--format", "json")
     doc = json.loads(gated.stdout)
     jsonschema.validate(doc, json.loads((SCHEMAS / "snapshot-check.schema.json").read_text()))

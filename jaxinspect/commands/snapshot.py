@@ -130,6 +130,10 @@ def check(
     fail_on: FailOnOpt = None,
     output_format: FormatOpt = ReportFormat.TABLE,
     context: ContextOpt = 3,
+    text: Annotated[
+        bool, typer.Option("--text/--no-text", help="Show changed targets' unified diffs.")
+    ] = False,
+    color: Annotated[ColorMode, typer.Option(help="Colour the unified diff.")] = ColorMode.AUTO,
     debug: DebugOpt = False,
 ) -> None:
     """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change."""
@@ -153,7 +157,11 @@ def check(
         else:
             from jaxinspect.renderers.snapshot_console import render_check
 
-            _console().print(render_check(report))
+            console = _console()
+            console.print(render_check(report))
+            if text:
+                diffs = [r.diff for r in report.results if r.diff is not None]
+                _write_text_diffs(console, diffs, color)
         if report.failed:
             raise typer.Exit(int(ExitCode.DIFFERENCES))
 
@@ -173,20 +181,26 @@ def _print_diff(
         sys.stdout.write(render_diff_markdown(result, verdict, title))
         return
     from jaxinspect.renderers.snapshot_console import render_diff_summary
-    from jaxinspect.renderers.snapshot_text import colour_diff_line, text_diff_lines
 
     console = _console()
     console.print(render_diff_summary(result, verdict))
-    if not text:
-        return
+    if text:
+        _write_text_diffs(console, [result], color)
+
+
+def _write_text_diffs(console: Any, diffs: list[SnapshotDiff], color: ColorMode) -> None:
+    """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
+    from jaxinspect.renderers.snapshot_text import colour_diff_line, text_diff_lines
+
     coloured = color is ColorMode.ALWAYS or (
         color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ
     )
     console.file.flush()
     write = sys.stdout.write
-    for change in result.texts:
-        for line in text_diff_lines(change):
-            write(colour_diff_line(line) if coloured else line)
+    for diff in diffs:
+        for change in diff.texts:
+            for line in text_diff_lines(change):
+                write(colour_diff_line(line) if coloured else line)
 
 
 def _stage_files() -> tuple[tuple[str, str], ...]:
