@@ -242,3 +242,23 @@ def test_persistent_cache_cannot_serve_stale_names(tmp_path: Path) -> None:
     )
     provenance = json.loads((tmp_path / "snap" / "provenance.json").read_text())
     assert provenance["parameter_names"] == ["inp.1", "w.1"]
+
+
+def test_text_parser_reads_raw_compiler_output_too() -> None:
+    # compiled.as_text() carries source tables, metadata and stale names; counts must not care.
+    from jaxinspect.inspection import InspectOptions, run_inspection
+    from jaxinspect.snapshot.loose import text_op_counts
+    from jaxinspect.spec import load_spec
+
+    root = Path(__file__).resolve().parent.parent / "sample_programs"
+    report, artifacts = run_inspection(
+        load_target(f"{root}/rnn.py:run"),
+        load_spec(root / "rnn.yaml"),
+        InspectOptions(execute=False, sections=("hlo",)),
+    )
+    raw = artifacts.compiled.as_text()
+    assert "FileNames" in raw and "metadata=" in raw
+    stage = report.stage("hlo")
+    assert stage is not None
+    assert dict(text_op_counts("hlo", raw)) == dict(stage.op_counts)
+    assert dict(stage.op_counts)["while"] == 1
