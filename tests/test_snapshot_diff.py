@@ -244,3 +244,12 @@ def test_paired_hlo_counting_equals_counting_each_side(pair: tuple[Path, Path, P
         old,
     ):
         assert hlo_counts_pair(old, new) == (text_op_counts("hlo", old), text_op_counts("hlo", new))
+
+
+def test_large_moves_and_insertions_stay_aligned() -> None:
+    # A 500-line insertion needs the resync window to grow past its first size (64).
+    a = [f"  %op.{i} = f32[4]{{0}} add(%x.{i}, %y.{i})" for i in range(2000)]
+    b = a[:700] + [f"  %new.{i} = f32[] constant({i})" for i in range(500)] + a[700:1500] + a[1700:]
+    assert _apply(a, b) == b
+    assert sum(n for _, _, n in matching_blocks(a, b)) == len(a) - 200  # every kept line matched
+    assert len(list(unified_hunks(a, b))) == 2
