@@ -3,8 +3,6 @@
 jax is imported inside command bodies only, so ``--help`` and ``--version`` stay fast.
 """
 
-from __future__ import annotations
-
 import enum
 import importlib
 import sys
@@ -27,9 +25,8 @@ from jaxinspect.cli_common import (
     load_cli_spec,
 )
 from jaxinspect.errors import UsageError
-from jaxinspect.model import IR_STAGES, SECTIONS
+from jaxinspect.sections import IR_STAGES, SECTIONS
 from jaxinspect.suggest import did_you_mean
-from jaxinspect.transforms import parse_transforms
 
 if TYPE_CHECKING:
     from jaxinspect.inspection import InspectOptions
@@ -121,7 +118,7 @@ def stages(
             runs=runs,
             seed=seed,
             max_input_bytes=max_input_bytes,
-            transforms=parse_transforms(transform),
+            transforms=_transforms(transform),
         )
         cases = load_cli_cases(shapes, arg, case)
         if len(cases) > 1:
@@ -159,7 +156,7 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
                 backend=backend,
                 sections=(name,),
                 execute=False,
-                transforms=parse_transforms(transform),
+                transforms=_transforms(transform),
             )
             report = _inspect(target, load_cli_spec(shapes, arg, case), options)
             stage = report.stage(name)
@@ -172,6 +169,12 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
 
 for _name, _title in zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True):
     app.command(name=_name)(_single_stage_command(_name, _title))
+
+
+def _transforms(texts: list[str] | None) -> Any:
+    from jaxinspect.transforms import parse_transforms
+
+    return parse_transforms(texts)
 
 
 def _parse_sections(text: str | None) -> tuple[str, ...]:
@@ -189,7 +192,7 @@ def _parse_sections(text: str | None) -> tuple[str, ...]:
     return chosen
 
 
-def _inspect(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
+def _inspect(target: str, spec: "Spec", options: "InspectOptions") -> "InspectionReport":
     from jaxinspect.inspection import inspect_target
 
     if not sys.stderr.isatty():  # no one to see a spinner: skip importing rich.live for it

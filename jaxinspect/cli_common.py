@@ -1,7 +1,5 @@
 """Options, spec loading and error handling shared by every command (no jax import here)."""
 
-from __future__ import annotations
-
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,7 +41,7 @@ TransformOpt = Annotated[
 ]
 
 
-def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> Spec:
+def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> "Spec":
     """The one spec a command runs; ``case`` picks one of a spec file's ``cases:``."""
     cases = load_cli_cases(shapes, arg, case)
     if len(cases) > 1:
@@ -56,7 +54,7 @@ def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = 
 
 def load_cli_cases(
     shapes: str | None, arg: list[str] | None, case: str | None = None
-) -> tuple[tuple[str, Spec], ...]:
+) -> "tuple[tuple[str, Spec], ...]":
     """``(case name, Spec)`` pairs: every case of the spec file, or the one ``case`` names."""
     from jaxinspect.cases import SINGLE_CASE, load_spec_cases
     from jaxinspect.spec import Spec, parse_arg_options

@@ -23,8 +23,9 @@ from jaxinspect.inputs import (
     describe_args,
     dynamic_only,
 )
-from jaxinspect.model import SECTIONS, InspectionReport, StageText, Timings
+from jaxinspect.model import InspectionReport, StageText, Timings
 from jaxinspect.pipeline import StageArtifacts, run_pipeline
+from jaxinspect.sections import SECTIONS
 from jaxinspect.spec import Spec
 from jaxinspect.target import LoadedTarget, load_target
 from jaxinspect.transform_apply import composition, transform_target

@@ -5,13 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxinspect.sections import IR_STAGES
+
 #: Version of the JSON document; bump on any incompatible change of paths or meanings.
 SCHEMA_VERSION = 1
-
-#: Stage names in pipeline order, as used by ``--stage`` and under ``stages`` in JSON.
-IR_STAGES = ("jaxpr", "stablehlo", "hlo")
-#: Every section ``--stage`` can select.
-SECTIONS = (*IR_STAGES, "ops", "cost", "memory", "timings")
 
 
 @dataclass(frozen=True, slots=True)

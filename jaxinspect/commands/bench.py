@@ -1,7 +1,5 @@
 """``jaxinspect bench``: first-call phases from cold processes and steady-state latency."""
 
-from __future__ import annotations
-
 import enum
 import sys
 from collections.abc import Iterator
@@ -127,7 +125,7 @@ def _render(report: Any, output_format: BenchFormat) -> None:
 
 
 @contextmanager
-def _progress_bar() -> Iterator[Progress]:
+def _progress_bar() -> "Iterator[Progress]":
     """A progress bar on stderr, one line per task, so stdout carries the report alone."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn

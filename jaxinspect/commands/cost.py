@@ -1,7 +1,5 @@
 """``jaxinspect cost``: where the FLOPs and bytes are, per op, per line, per loop, on a roofline."""
 
-from __future__ import annotations
-
 import enum
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -106,7 +104,7 @@ def cost(
 
 def _profile(
     device: str | None, peak_flops: float | None, peak_bandwidth: float | None
-) -> DeviceProfile | None:
+) -> "DeviceProfile | None":
     from jaxinspect.costmodel.profiles import custom_profile, find_profile
 
     base = None if device is None else find_profile(device)
@@ -114,8 +112,8 @@ def _profile(
 
 
 def _analyse(
-    target: str, spec: Spec, backend: str | None, sort: str, profile: DeviceProfile | None
-) -> CostReport:
+    target: str, spec: "Spec", backend: str | None, sort: str, profile: "DeviceProfile | None"
+) -> "CostReport":
     from dataclasses import replace
 
     from rich.console import Console

@@ -1,7 +1,5 @@
 """``jaxinspect recompile``: which cases of a spec recompile one jitted function, and why."""
 
-from __future__ import annotations
-
 import enum
 import sys
 from typing import Annotated

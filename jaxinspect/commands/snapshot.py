@@ -1,7 +1,5 @@
 """``snapshot``, ``diff`` and ``check``: HLO snapshots for CI (``diff`` never imports jax)."""
 
-from __future__ import annotations
-
 import enum
 import os
 import sys
@@ -167,7 +165,7 @@ def check(
 
 
 def _print_diff(
-    result: SnapshotDiff, verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
+    result: "SnapshotDiff", verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
 ) -> None:
     if output_format is ReportFormat.JSON:
         from jaxinspect.renderers.snapshot_json import diff_to_dict, render_json
@@ -188,7 +186,7 @@ def _print_diff(
         _write_text_diffs(console, [result], color)
 
 
-def _write_text_diffs(console: Any, diffs: list[SnapshotDiff], color: ColorMode) -> None:
+def _write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:
     """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
     from jaxinspect.renderers.snapshot_text import colour_diff_line, text_diff_lines
 

@@ -10,7 +10,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.model import IR_STAGES, SECTIONS, InspectionReport, StageText
+from jaxinspect.model import InspectionReport, StageText
+from jaxinspect.sections import IR_STAGES, SECTIONS
 from jaxinspect.units import format_bytes, format_count, format_seconds
 
 #: Lines of each IR shown in table mode unless ``--full``.
