@@ -1,5 +1,7 @@
 """``stages`` over every case of a multi-case spec: run each once, print one comparison."""
 
+from __future__ import annotations
+
 import sys
 from typing import TYPE_CHECKING
 
@@ -9,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def show_case_comparison(
-    target: str, cases: tuple[tuple[str, Spec], ...], options: "InspectOptions", *, json: bool
+    target: str, cases: tuple[tuple[str, Spec], ...], options: InspectOptions, *, json: bool
 ) -> None:
     """Inspect ``target`` per case and print the comparison (JSON or a table) to stdout."""
     from rich.console import Console
