@@ -67,9 +67,15 @@ def mutate(lines: list[str], changes: int, seed: int) -> list[str]:
     return out
 
 
+# Measure an installed tool as users run it: with bytecode caching on (pip compiles .pyc
+# files at install time); some sandboxes set PYTHONDONTWRITEBYTECODE, which would make every
+# run recompile jaxinspect's sources.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def wall(command: list[str]) -> float:
     start = time.perf_counter()
-    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
     elapsed = time.perf_counter() - start
     if result.returncode not in (0, 1):
         raise SystemExit(f"{command[0]} failed: {result.stderr.decode()}")
