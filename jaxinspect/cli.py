@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jaxinspect import __version__
-from jaxinspect.cli_common import (
+from . import __version__
+from .cli_common import (
     ArgOpt,
     BackendOpt,
     CaseOpt,
@@ -24,9 +24,9 @@ from jaxinspect.cli_common import (
     load_cli_cases,
     load_cli_spec,
 )
-from jaxinspect.errors import UsageError
-from jaxinspect.sections import IR_STAGES, SECTIONS
-from jaxinspect.suggest import did_you_mean
+from .errors import UsageError
+from .sections import IR_STAGES, SECTIONS
+from .suggest import did_you_mean
 
 if TYPE_CHECKING:
     from jaxinspect.inspection import InspectOptions

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect.inspection import InspectOptions, run_inspection
+from jaxinspect.leaves import SHORT_DTYPES
 from jaxinspect.model import InspectionReport, report_to_dict
-from jaxinspect.spec import SHORT_DTYPES, Spec
+from jaxinspect.spec import Spec
 from jaxinspect.target import load_target
 
 _SHORT = {long: short for short, long in SHORT_DTYPES.items()}

@@ -10,8 +10,9 @@ import numpy as np
 
 from jaxinspect.binding import CallPlan
 from jaxinspect.errors import UsageError
+from jaxinspect.leaves import LeafSpec
 from jaxinspect.model import ArgInfo
-from jaxinspect.spec import DictNode, LeafSpec, ListNode, Node
+from jaxinspect.spec import DictNode, ListNode, Node
 
 
 @functools.cache

@@ -10,14 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxinspect.errors import ExitCode, SpecError
+from jaxinspect.leaves import LeafSpec, parse_leaf
 from jaxinspect.spec import (
     DictNode,
-    LeafSpec,
     ListNode,
     Spec,
     load_spec,
     parse_arg_options,
-    parse_leaf,
     parse_spec_text,
 )
 
