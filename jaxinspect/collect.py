@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jaxinspect.costmodel.analysis import analyse_compiled, loop_aware_summary
-from jaxinspect.costmodel.breakdown import ProgramCost
 from jaxinspect.model import CostSummary, LoopAwareCost, MemorySummary
+
+if TYPE_CHECKING:
+    from jaxinspect.costmodel.breakdown import ProgramCost
 
 Reasons = list[tuple[str, str]]
 
@@ -53,13 +54,36 @@ def collect_cost(
         bytes_accessed=bytes_accessed,
         arithmetic_intensity=intensity,
         raw=tuple(sorted(values.items())),
-        loop_aware=_loop_aware(compiled, reasons, program),
+        loop_aware=_loop_aware(
+            compiled, reasons, program, (flops, transcendentals, bytes_accessed)
+        ),
     )
 
 
+# Opcodes that make XLA's whole-module totals differ from the work done: loop bodies counted
+# once, branches, and calls into code XLA cannot cost.
+_CONTROL_FLOW = frozenset({"kWhile", "kConditional", "kCustomCall", "kCall"})
+
+
 def _loop_aware(
-    compiled: Any, reasons: Reasons, program: ProgramCost | None
+    compiled: Any,
+    reasons: Reasons,
+    program: ProgramCost | None,
+    xla: tuple[float | None, float | None, float | None],
 ) -> LoopAwareCost | None:
+    flops, transcendentals, bytes_accessed = xla
+    if (
+        program is None
+        and flops is not None
+        and transcendentals is not None
+        and bytes_accessed is not None
+        and not _has_control_flow(compiled)
+    ):
+        # Nothing repeats and nothing is left out, so the loop-aware totals are XLA's own;
+        # skipping the per-op analysis keeps `stages` as fast as a plain jax.stages script.
+        return LoopAwareCost(flops, transcendentals, bytes_accessed, lower_bound=False)
+    from jaxinspect.costmodel.analysis import analyse_compiled, loop_aware_summary
+
     if program is None:
         try:
             program = analyse_compiled(compiled, split_fusions=False)
@@ -67,6 +91,19 @@ def _loop_aware(
             reasons.append(("cost.loop_aware", f"the optimized HLO could not be analysed: {exc}"))
             return None
     return loop_aware_summary(program)
+
+
+def _has_control_flow(compiled: Any) -> bool:
+    try:
+        modules = compiled.runtime_executable().hlo_modules()
+    except Exception:  # no module objects on this backend: let the full analysis decide
+        return True
+    return any(
+        instruction.opcode.name in _CONTROL_FLOW
+        for module in modules
+        for computation in module.computations()
+        for instruction in computation.instructions()
+    )
 
 
 def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySummary | None:
