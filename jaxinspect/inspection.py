@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +13,7 @@ from jaxinspect import collect, hloinfo
 from jaxinspect.aliasing import buffer_aliases
 from jaxinspect.backend import describe_device, select_device
 from jaxinspect.binding import CallPlan, bind_spec
+from jaxinspect.collect import Reasons
 from jaxinspect.execute import time_calls
 from jaxinspect.inputs import (
     abstract_tree,
@@ -23,7 +23,7 @@ from jaxinspect.inputs import (
     describe_args,
     dynamic_only,
 )
-from jaxinspect.model import InspectionReport, StageText, Timings
+from jaxinspect.model import CostSummary, InspectionReport, MemorySummary, StageText, Timings
 from jaxinspect.pipeline import StageArtifacts, run_pipeline
 from jaxinspect.sections import SECTIONS
 from jaxinspect.spec import Spec
@@ -86,6 +86,11 @@ class PreparedCall:
     args: list[Any]
     kwargs: dict[str, Any]
 
+    @property
+    def target(self) -> str:
+        """The target as the user wrote it."""
+        return self.loaded.ref.spec
+
     def concrete_inputs(self, seed: int, max_bytes: int) -> tuple[list[Any], dict[str, Any]]:
         """Seeded inputs on the device for calling the ``Compiled`` (statics left out).
 
@@ -143,29 +148,8 @@ def run_inspection(
             until=options.last_step,
         )
         reasons: list[tuple[str, str]] = []
-        timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
-        compiled = artifacts.compiled
-        if compiled is not None and options.execute and "timings" in options.sections:
-            call_args, call_kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
-            first, cached = time_calls(
-                compiled, call_args, call_kwargs, runs=options.runs, target=target
-            )
-            timings = Timings(timings.trace_s, timings.lower_s, timings.compile_s, first, cached)
-        else:
-            why = "--no-execute" if not options.execute else "not requested (--stage)"
-            reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
-        if compiled is None:
-            reasons += _skipped_after(artifacts)
-        cost = memory = None
-        if compiled is not None:
-            if "cost" in options.sections:  # per-op analysis is not free: only when shown
-                cost = collect.collect_cost(compiled, reasons)
-            else:
-                reasons.append(("cost", "not requested (--stage)"))
-            memory = collect.collect_memory(compiled, call.device.platform, reasons)
-        if memory is not None and compiled is not None:
-            aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
-            memory = replace(memory, donated=call.plan.donated, aliases=aliases)
+        timings = _time_execution(call, artifacts, options, reasons)
+        cost, memory = _analyses(call, artifacts, options, reasons)
         report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),
@@ -185,32 +169,52 @@ def run_inspection(
     return report, artifacts
 
 
+def _time_execution(
+    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+) -> Timings:
+    """Step timings, plus first-call and cached-call times when the executable runs."""
+    timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
+    compiled = artifacts.compiled
+    if compiled is None or not options.execute or "timings" not in options.sections:
+        why = "--no-execute" if not options.execute else "not requested (--stage)"
+        reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
+        return timings
+    args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
+    first, cached = time_calls(compiled, args, kwargs, runs=options.runs, target=call.target)
+    return replace(timings, first_call_s=first, cached_call=cached)
+
+
+def _analyses(
+    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+) -> tuple[CostSummary | None, MemorySummary | None]:
+    """Cost and memory of the compiled program, with donation's aliasing; none before compile."""
+    compiled = artifacts.compiled
+    if compiled is None:
+        reasons += _skipped_after(artifacts)
+        return None, None
+    cost = None
+    if "cost" in options.sections:  # per-op analysis is not free: only when shown
+        cost = collect.collect_cost(compiled, reasons)
+    else:
+        reasons.append(("cost", "not requested (--stage)"))
+    memory = collect.collect_memory(compiled, call.device.platform, reasons)
+    if memory is not None:
+        aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
+        memory = replace(memory, donated=call.plan.donated, aliases=aliases)
+    return cost, memory
+
+
 def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
-    texts: list[tuple[str, Callable[[], str], Callable[[], Any]]] = [
-        (
-            "jaxpr",
-            lambda: str(artifacts.traced.jaxpr),
-            lambda: hloinfo.jaxpr_op_counts(artifacts.traced.jaxpr),
-        ),
-    ]
-    lowered, compiled = artifacts.lowered, artifacts.compiled
+    """Each IR that was produced, with its operation histogram read from JAX's objects."""
+    traced, lowered, compiled = artifacts.traced, artifacts.lowered, artifacts.compiled
+    stages = [StageText("jaxpr", str(traced.jaxpr), hloinfo.jaxpr_op_counts(traced.jaxpr))]
     if lowered is not None:
-        texts.append(
-            (
-                "stablehlo",
-                lowered.as_text,
-                lambda: hloinfo.stablehlo_op_counts(lowered.compiler_ir()),
-            )
-        )
+        counts = hloinfo.stablehlo_op_counts(lowered.compiler_ir())
+        stages.append(StageText("stablehlo", lowered.as_text(), counts))
     if compiled is not None:
-        texts.append(
-            (
-                "hlo",
-                compiled.as_text,
-                lambda: hloinfo.hlo_op_counts(compiled.runtime_executable().hlo_modules()[0]),
-            )
-        )
-    return tuple(StageText(name, text(), counts()) for name, text, counts in texts)
+        module = compiled.runtime_executable().hlo_modules()[0]
+        stages.append(StageText("hlo", compiled.as_text(), hloinfo.hlo_op_counts(module)))
+    return tuple(stages)
 
 
 def _skipped_after(artifacts: StageArtifacts) -> list[tuple[str, str]]:
