@@ -37,3 +37,18 @@ def select_device(backend: str | None) -> Any:
 def describe_device(device: Any) -> str:
     """A one-line description such as ``cpu:0 (cpu)``."""
     return f"{device.platform}:{device.id} ({device.device_kind})"
+
+
+def compiled_devices(compiled: Any | None, fallback: Any) -> list[Any]:
+    """The devices the executable was actually compiled for, read back from XLA.
+
+    Before compilation (or where the runtime does not say), the device that was asked for.
+    """
+    if compiled is not None:
+        try:
+            devices = list(compiled.runtime_executable().local_devices())
+        except Exception:  # not every runtime exposes its executable's devices
+            devices = []
+        if devices:
+            return devices
+    return [fallback]

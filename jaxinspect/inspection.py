@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxinspect import collect, hloinfo
 from jaxinspect.aliasing import buffer_aliases
-from jaxinspect.backend import describe_device, select_device
+from jaxinspect.backend import compiled_devices, describe_device, select_device
 from jaxinspect.binding import CallPlan, bind_spec
 from jaxinspect.collect import Reasons
 from jaxinspect.execute import time_calls
@@ -150,12 +150,14 @@ def run_inspection(
         reasons: list[tuple[str, str]] = []
         timings = _time_execution(call, artifacts, options, reasons)
         cost, memory = _analyses(call, artifacts, options, reasons)
+        # Name the platform XLA compiled for, not merely the one that was asked for.
+        devices = compiled_devices(artifacts.compiled, call.device)
         report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),
             composition=chain,
-            backend=call.device.platform,
-            devices=(describe_device(call.device),),
+            backend=devices[0].platform,
+            devices=tuple(describe_device(d) for d in devices),
             jax_version=jax.__version__,
             jaxlib_version=jaxlib.__version__,
             x64=spec.needs_x64,

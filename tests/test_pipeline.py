@@ -78,6 +78,10 @@ def test_reported_numbers_are_jaxs_own():
     report, artifacts = run_inspection(
         load_target(sample("mlp.py:predict")), spec, InspectOptions(execute=False)
     )
+    # The platform and devices are read back from the executable XLA built.
+    executable_devices = artifacts.compiled.runtime_executable().local_devices()
+    assert report.backend == executable_devices[0].platform == "cpu"
+    assert report.devices == tuple(f"cpu:{d.id} ({d.device_kind})" for d in executable_devices)
     raw = artifacts.compiled.cost_analysis()
     assert report.cost.flops == raw["flops"]
     assert report.cost.bytes_accessed == raw["bytes accessed"]
