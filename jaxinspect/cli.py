@@ -17,6 +17,8 @@ from .cli_common import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    MaxInputBytesOpt,
+    SeedOpt,
     ShapesOpt,
     TargetArg,
     TransformOpt,
@@ -25,6 +27,7 @@ from .cli_common import (
     load_cli_spec,
 )
 from .errors import UsageError
+from .limits import DEFAULT_MAX_INPUT_BYTES
 from .sections import IR_STAGES, SECTIONS
 from .suggest import did_you_mean
 
@@ -93,10 +96,8 @@ def stages(
     runs: Annotated[
         int | None, typer.Option(min=1, help="Cached calls to time (default: ~0.25 s worth).")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the generated inputs.")] = 0,
-    max_input_bytes: Annotated[
-        int, typer.Option(min=0, help="Refuse to generate inputs larger than this.")
-    ] = 2 * 1024**3,
+    seed: SeedOpt = 0,
+    max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
     transform: TransformOpt = None,
     case: CaseOpt = None,

@@ -30,6 +30,10 @@ CaseOpt = Annotated[
     str | None,
     typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
 ]
+SeedOpt = Annotated[int, typer.Option(help="Seed of the generated inputs.")]
+MaxInputBytesOpt = Annotated[
+    int, typer.Option(min=0, help="Refuse to generate inputs larger than this many bytes.")
+]
 TransformOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -23,6 +23,7 @@ from jaxinspect.inputs import (
     describe_args,
     dynamic_only,
 )
+from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.model import CostSummary, InspectionReport, MemorySummary, StageText, Timings
 from jaxinspect.pipeline import StageArtifacts, run_pipeline
 from jaxinspect.sections import SECTIONS
@@ -30,9 +31,6 @@ from jaxinspect.spec import Spec
 from jaxinspect.target import LoadedTarget, load_target
 from jaxinspect.transform_apply import composition, transform_target
 from jaxinspect.transforms import Transform
-
-#: Default ceiling on the bytes of generated inputs (override with --max-input-bytes).
-DEFAULT_MAX_INPUT_BYTES = 2 * 1024**3
 
 # The last pipeline step each report section needs.
 _NEEDS = {"jaxpr": "trace", "stablehlo": "lower"}

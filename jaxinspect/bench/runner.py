@@ -31,7 +31,8 @@ from jaxinspect.bench.steady import (
     split_donated,
 )
 from jaxinspect.inputs import check_input_size
-from jaxinspect.inspection import DEFAULT_MAX_INPUT_BYTES, PreparedCall, prepare_call, x64_mode
+from jaxinspect.inspection import PreparedCall, prepare_call, x64_mode
+from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.pipeline import run_pipeline
 from jaxinspect.target import LoadedTarget, load_target
 

@@ -13,11 +13,14 @@ from jaxinspect.cli_common import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    MaxInputBytesOpt,
+    SeedOpt,
     ShapesOpt,
     TargetArg,
     errors_to_exit_codes,
 )
 from jaxinspect.errors import UsageError
+from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
     from jaxinspect.bench.runner import Progress
@@ -72,10 +75,8 @@ def bench(
         list[str] | None,
         typer.Option(help="Donate this argument's buffers (as the spec's donate:); repeatable."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the generated inputs.")] = 0,
-    max_input_bytes: Annotated[
-        int, typer.Option(min=0, help="Refuse to generate inputs larger than this.")
-    ] = 2 * 1024**3,
+    seed: SeedOpt = 0,
+    max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     debug: DebugOpt = False,
 ) -> None:
     """Time TARGET's first call from cold processes and its cached calls in a steady state."""
