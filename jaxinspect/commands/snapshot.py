@@ -109,8 +109,8 @@ def diff(
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
         rules = parse_rules(fail_on)
-        a, b = load_sides(old, new)
-        result = diff_snapshots(a, b, str(old), str(new), context)
+        a, b, line_diffs = load_sides(old, new)
+        result = diff_snapshots(a, b, str(old), str(new), context, line_diffs)
         verdict = evaluate(rules, result)
         _print_diff(result, verdict, output_format, text, color)
         if verdict.failed:

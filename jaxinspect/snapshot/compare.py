@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
-from jaxinspect.snapshot.textdiff import Hunk, unified_hunks
+from jaxinspect.snapshot.textdiff import Hunk, LineDiff, diff_lines
 
 _HEADER_FIELDS = ("jax_version", "jaxlib_version", "backend", "device_kind", "x64")
 
@@ -90,16 +91,24 @@ class SnapshotDiff:
 
 
 def diff_snapshots(
-    old: Snapshot, new: Snapshot, a_label: str, b_label: str, context: int = 3
+    old: Snapshot,
+    new: Snapshot,
+    a_label: str,
+    b_label: str,
+    context: int = 3,
+    line_diffs: Mapping[str, LineDiff] | None = None,
 ) -> SnapshotDiff:
-    """Compare ``old`` and ``new``; stage texts are diffed line by line with ``context``."""
+    """Compare ``old`` and ``new``; stage texts are diffed line by line with ``context``.
+
+    ``line_diffs`` holds stage texts' line diffs already computed (see ``load_sides``).
+    """
     return SnapshotDiff(
         a_label=a_label,
         b_label=b_label,
         toolchain=_toolchain(old, new),
         op_changes=_op_changes(old, new),
         metrics=_metrics(old, new),
-        texts=_texts(old, new, a_label, b_label, context),
+        texts=_texts(old, new, (a_label, b_label), context, line_diffs or {}),
     )
 
 
@@ -130,22 +139,21 @@ def _metrics(old: Snapshot, new: Snapshot) -> tuple[MetricChange, ...]:
 
 
 def _texts(
-    old: Snapshot, new: Snapshot, a_label: str, b_label: str, context: int
+    old: Snapshot,
+    new: Snapshot,
+    labels: tuple[str, str],
+    context: int,
+    line_diffs: Mapping[str, LineDiff],
 ) -> tuple[TextChange, ...]:
     out = []
     for stage, filename in STAGE_FILES:
         a_text, b_text = old.text(stage), new.text(stage)
         if a_text == b_text or a_text is None and b_text is None:
             continue
-        hunks = tuple(unified_hunks(_lines(a_text), _lines(b_text), context))
-        out.append(TextChange(stage, f"{a_label}/{filename}", f"{b_label}/{filename}", hunks))
+        diff = line_diffs.get(stage)
+        if diff is None or not diff.of(a_text or "", b_text or ""):
+            diff = diff_lines(a_text or "", b_text or "")
+        hunks = tuple(diff.hunks(context))
+        a_name, b_name = f"{labels[0]}/{filename}", f"{labels[1]}/{filename}"
+        out.append(TextChange(stage, a_name, b_name, hunks))
     return tuple(out)
-
-
-def _lines(text: str | None) -> list[str]:
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines

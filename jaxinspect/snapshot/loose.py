@@ -1,8 +1,8 @@
 """Loose stage text files for ``diff``: op histograms read from the text (no jax import).
 
 Snapshot folders carry histograms computed from JAX's objects; two plain files only have
-text, so this parser counts the same things: HLO opcodes outside fused computations, MLIR
-operation names, jaxpr primitives (nested jaxprs included).
+text, so this parser counts the same things: HLO opcodes outside fused computations (see
+``hlocount``), MLIR operation names, jaxpr primitives (nested jaxprs included).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from jaxinspect.snapshot.hlocount import count_hlo, counts_after
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -18,10 +19,8 @@ from jaxinspect.snapshot.model import (
     SnapshotSummary,
     collectives_of,
 )
+from jaxinspect.snapshot.textdiff import LineDiff, diff_lines
 
-# The first " = " of an instruction line is its assignment (metadata and configs have none).
-_HLO_OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
-_HLO_FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
 # The func dialect prints its ops without the prefix inside a function body.
 _MLIR_SHORT = {"return": "func.return", "call": "func.call"}
@@ -68,50 +67,27 @@ def _mlir_counts(text: str) -> Counter[str]:
 
 
 def _hlo_counts(text: str) -> Counter[str]:
-    return _count_kept(*_hlo_computations(text))
+    return count_hlo(text).ops
 
 
-def hlo_counts_pair(old: str, new: str) -> tuple[OpCounts, OpCounts]:
-    """Histograms of two HLO texts; the second from the first plus the computations that differ.
+def hlo_counts_pair(old: str, new: str, diff: LineDiff | None = None) -> tuple[OpCounts, OpCounts]:
+    """Histograms of two HLO texts: the new one from the old one and their line diff.
 
-    Sides of a diff share most computations, so counting only the changed ones on the new
-    side halves the work. When the set of fused computations differs, both are counted whole.
+    Sides of a diff share nearly every line, so only the changed lines are counted on the new
+    side; where a change may move computations or fused ones, it is counted whole. ``diff``,
+    if given, is ``diff_lines(old, new)``, computed once for the unified diff too.
     """
-    old_chunks, old_fused = _hlo_computations(old)
-    new_chunks, new_fused = _hlo_computations(new)
-    old_counts = _count_kept(old_chunks, old_fused)
-    if old_fused != new_fused:
-        return _sorted(old_counts), _sorted(_count_kept(new_chunks, new_fused))
-    old_set, new_set = set(old_chunks), set(new_chunks)
-    new_counts = old_counts.copy()
-    new_counts.subtract(_count_kept([c for c in old_chunks if c not in new_set], old_fused))
-    new_counts.update(_count_kept([c for c in new_chunks if c not in old_set], new_fused))
-    return _sorted(old_counts), _sorted(+new_counts)
-
-
-def _hlo_computations(text: str) -> tuple[list[str], frozenset[str]]:
-    # The HloModule line rides in the first chunk: it opens no body and holds no " = op(".
-    return text.split("\n}\n"), frozenset(_HLO_FUSED_CALL.findall(text))
-
-
-def _count_kept(chunks: list[str], fused: frozenset[str]) -> Counter[str]:
-    # One C-level findall over the non-fused computations' text: per-line or per-computation
-    # regex calls cost several times more on a 200k-line module.
-    kept = [chunk for chunk in chunks if _computation_name(chunk) not in fused]
-    return Counter(_HLO_OPCODE.findall("\n}\n".join(kept)))
+    if diff is None or not diff.of(old, new):
+        diff = diff_lines(old, new)
+    old_counts = count_hlo(diff.a)
+    new_counts = counts_after(old_counts, diff.a, diff.b, diff.changes)
+    if new_counts is None:
+        new_counts = _hlo_counts(diff.b)
+    return _sorted(old_counts.ops), _sorted(new_counts)
 
 
 def _sorted(counts: Counter[str]) -> OpCounts:
     return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def _computation_name(chunk: str) -> str | None:
-    # The header is the line that opens the body; source tables may come before it.
-    brace = chunk.find(" {\n")
-    if brace < 0:
-        return None
-    header = chunk[chunk.rfind("\n", 0, brace) + 1 : brace].removeprefix("ENTRY ")
-    return header[1 : header.find(" ")] if header.startswith("%") else None
 
 
 def loose_snapshot(text: str, stage: str, counts: OpCounts | None = None) -> Snapshot:
@@ -131,10 +107,19 @@ def loose_snapshot(text: str, stage: str, counts: OpCounts | None = None) -> Sna
     return Snapshot(header=None, summary=summary, texts=((stage, text),))
 
 
-def loose_pair(old: str, new: str) -> tuple[Snapshot, Snapshot]:
-    """Snapshots of two loose texts, both read as the stage guessed from ``old``."""
+def loose_pair(old: str, new: str) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
+    """Snapshots of two loose texts, both read as the stage guessed from ``old``.
+
+    The line diff of an HLO pair is computed here (its counts come from it) and returned by
+    stage, so comparing the snapshots need not compute it again.
+    """
     stage = guess_stage(old)
     if stage != "hlo":
-        return loose_snapshot(old, stage), loose_snapshot(new, stage)
-    old_counts, new_counts = hlo_counts_pair(old, new)
-    return loose_snapshot(old, stage, old_counts), loose_snapshot(new, stage, new_counts)
+        return loose_snapshot(old, stage), loose_snapshot(new, stage), {}
+    diff = diff_lines(old, new)
+    old_counts, new_counts = hlo_counts_pair(old, new, diff)
+    return (
+        loose_snapshot(old, stage, old_counts),
+        loose_snapshot(new, stage, new_counts),
+        {stage: diff},
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import re
 import tempfile
@@ -29,6 +30,7 @@ from jaxinspect.snapshot.model import (
     summary_from_dict,
     summary_to_dict,
 )
+from jaxinspect.snapshot.textdiff import LineDiff
 
 STAGING_DIR = ".staging"
 _COMMIT = "COMMIT"
@@ -112,8 +114,10 @@ def read_snapshot(folder: Path) -> Snapshot:
     return Snapshot(header, summary, tuple(texts), provenance)
 
 
-def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot]:
+def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """The two sides of ``diff``: two snapshot folders, or two stage text files.
+
+    Also the line diffs already computed while reading, by stage (for ``diff_snapshots``).
 
     Raises:
         UsageError: A path does not exist or cannot be read, or a folder meets a file.
@@ -124,15 +128,29 @@ def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot]:
     if old.is_dir() != new.is_dir():
         raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
     if old.is_dir():
-        return read_snapshot(old), read_snapshot(new)
+        return read_snapshot(old), read_snapshot(new), {}
     return loose_pair(_read_text(old), _read_text(new))
 
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        text = _decoded(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read ({exc})") from None
+    # What text mode's universal newlines would do, at a fraction of its cost on 14 MB.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decoded(path: Path) -> str:
+    # Decoding straight from a memory map skips a copy: a fresh 14 MB buffer costs more than
+    # reading it into that buffer.
+    with path.open("rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return ""
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return str(mapped, "utf-8")
 
 
 def remove_snapshot(folder: Path) -> None:

@@ -1,0 +1,200 @@
+"""Line matching on whole texts: equal stretches compared in C, lines split only near changes.
+
+Splitting two 200,000-line texts into lists costs more than GNU diff's whole run, and the lines
+that agree need never be looked at one by one. This matcher compares the texts as strings with
+galloping slice comparisons while they agree, turns the agreed characters into whole lines with
+``str.count``/``str.rfind``, and splits only a window of lines after each difference. There it
+looks for the nearest point where the texts agree again, in a window that grows until it finds
+one, and lets ``difflib`` align the small changed region exactly. The result is always a correct
+diff; it is minimal within each changed region but, like patience diff, not globally.
+
+Texts given here end every line with ``"\\n"`` (see ``terminated``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from itertools import accumulate
+
+# Changed regions whose line-count product is at most this are aligned by difflib.
+_DIFFLIB_LIMIT = 250_000
+# Lines that must agree after a difference before the texts count as back in step.
+_RESYNC_RUN = 3
+_FIRST_WINDOW = 64
+_MAX_CANDIDATES = 32
+# Characters compared by the first probe of an equal stretch; later probes double up to the
+# largest, which keeps each slice in memory the allocator reuses (fresh pages cost more).
+_FIRST_PROBE = 256
+_LARGEST_PROBE = 1 << 15
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Lines ``a[a_lo:a_hi]`` replaced by ``b[b_lo:b_hi]`` (0-based line numbers).
+
+    ``a_pos``/``a_end`` and ``b_pos`` are where lines ``a_lo``/``a_hi`` and ``b_lo`` start in the
+    texts, so callers can read the lines around a change without splitting the whole text.
+    """
+
+    a_lo: int
+    a_hi: int
+    b_lo: int
+    b_hi: int
+    a_pos: int
+    a_end: int
+    b_pos: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+def terminated(text: str) -> str:
+    """``text`` with a final newline, so every line ends with one (``""`` has no lines)."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def line_changes(a: str, b: str) -> list[Change]:
+    """The changed line runs between terminated texts ``a`` and ``b``, in order."""
+    changes: list[Change] = []
+    i = j = pa = pb = 0
+    while True:
+        span = _equal_lines_span(a, pa, b, pb)
+        if span:
+            n = a.count("\n", pa, pa + span)
+            i, j, pa, pb = i + n, j + n, pa + span, pb + span
+        if pa == len(a) or pb == len(b):
+            break
+        a_lines, b_lines, p, q = _resync(a, pa, b, pb)
+        changes.extend(_region_changes(a_lines, b_lines, p, q, (i, j, pa, pb)))
+        i, j = i + p, j + q
+        pa, pb = pa + _chars(a_lines, p), pb + _chars(b_lines, q)
+    if pa < len(a) or pb < len(b):  # one text ended: the rest of the other is the change
+        removed, added = split_lines(a[pa:]), split_lines(b[pb:])
+        changes.append(
+            Change(i, i + len(removed), j, j + len(added), pa, len(a), pb, removed, added)
+        )
+    return changes
+
+
+def split_lines(chunk: str) -> tuple[str, ...]:
+    """The lines of a terminated piece of text, without their newlines."""
+    return tuple(chunk.split("\n")[:-1])
+
+
+def take_lines(text: str, pos: int, count: int) -> list[str]:
+    """Up to ``count`` lines of terminated ``text`` from offset ``pos`` (a line start)."""
+    est = 128 * max(count, 1)
+    while True:
+        end = pos + est
+        if end >= len(text):
+            return text[pos:].split("\n")[:-1][:count]
+        lines = text[pos:end].split("\n", count)
+        if len(lines) > count:
+            del lines[count:]
+            return lines
+        est *= 2
+
+
+def _equal_lines_span(a: str, pa: int, b: str, pb: int) -> int:
+    """Characters of the whole lines that agree from ``a[pa:]``/``b[pb:]`` on."""
+    same = _common_prefix(a, pa, b, pb)
+    return a.rfind("\n", pa, pa + same) + 1 - pa if same else 0
+
+
+def _common_prefix(a: str, pa: int, b: str, pb: int) -> int:
+    """How many characters agree from ``a[pa]``/``b[pb]`` on: gallop, then bisect."""
+    limit = min(len(a) - pa, len(b) - pb)
+    good, step = 0, _FIRST_PROBE
+    while good < limit:  # gallop: double the probe while it agrees
+        n = min(step, limit - good)
+        if not a.startswith(b[pb + good : pb + good + n], pa + good):
+            break
+        good += n
+        step = min(2 * step, _LARGEST_PROBE)
+    else:
+        return good
+    bad = good + n  # the first difference lies in [good, bad)
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if a.startswith(b[pb + good : pb + mid], pa + good):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int, int]:
+    """Lines from ``pa``/``pb`` on and the nearest ``(p, q)`` in them where the texts agree.
+
+    Nearest means the smallest ``p + q`` found within a window that quadruples until a point
+    is found or both texts are exhausted (then ``p``, ``q`` are all their remaining lines).
+    """
+    window = _FIRST_WINDOW
+    while True:
+        # A few lines past the window let an agreement found at its edge be confirmed.
+        a_lines = take_lines(a, pa, window + _RESYNC_RUN)
+        b_lines = take_lines(b, pb, window + _RESYNC_RUN)
+        a_hi, b_hi = min(len(a_lines), window), min(len(b_lines), window)
+        best = _nearest_agreement(a_lines, b_lines, a_hi, b_hi)
+        if best is not None:
+            return a_lines, b_lines, best[0], best[1]
+        if len(a_lines) <= window and len(b_lines) <= window:
+            return a_lines, b_lines, len(a_lines), len(b_lines)
+        window *= 4
+
+
+def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tuple[int, int] | None:
+    # ``a``/``b`` hold all remaining lines or at least _RESYNC_RUN past the window, so
+    # their lengths stand for the texts' ends below.
+    run = _RESYNC_RUN
+    first_b: dict[str, list[int]] = {}
+    for q in range(b_hi):
+        first_b.setdefault(b[q], []).append(q)
+    best: tuple[int, int] | None = None
+    best_cost = a_hi + b_hi + 1
+    for p in range(a_hi):
+        if p >= best_cost:
+            break
+        # Only the nearest occurrences: a line like "}" must not make this quadratic.
+        for q in first_b.get(a[p], ())[:_MAX_CANDIDATES]:
+            cost = p + q
+            if cost >= best_cost:
+                break
+            # The texts agree again if the next lines match too (or the texts end together).
+            n = min(run, len(a) - p, len(b) - q)
+            if a[p : p + n] == b[q : q + n] and (n == run or (p + n == len(a) and q + n == len(b))):
+                best, best_cost = (p, q), cost
+                break
+    return best
+
+
+def _region_changes(
+    a: list[str], b: list[str], p: int, q: int, origin: tuple[int, int, int, int]
+) -> list[Change]:
+    """The changes inside the region ``a[:p]``/``b[:q]``, placed at ``origin`` (i, j, pa, pb)."""
+    i, j, pa, pb = origin
+    a_at = list(accumulate((len(line) + 1 for line in a[:p]), initial=pa))
+    b_at = list(accumulate((len(line) + 1 for line in b[:q]), initial=pb))
+    out: list[Change] = []
+    x = y = 0
+    for bx, by, n in [*_aligned(a, b, p, q), (p, q, 0)]:
+        if x < bx or y < by:
+            removed, added = tuple(a[x:bx]), tuple(b[y:by])
+            out.append(
+                Change(i + x, i + bx, j + y, j + by, a_at[x], a_at[bx], b_at[y], removed, added)
+            )
+        x, y = bx + n, by + n
+    return out
+
+
+def _aligned(a: list[str], b: list[str], p: int, q: int) -> list[tuple[int, int, int]]:
+    """Equal lines inside a changed region, exactly when it is small, else none."""
+    if p == 0 or q == 0 or p * q > _DIFFLIB_LIMIT:
+        return []
+    matcher = difflib.SequenceMatcher(None, a[:p], b[:q], autojunk=False)
+    return [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+
+
+def _chars(lines: list[str], count: int) -> int:
+    """Characters taken by the first ``count`` lines with their newlines."""
+    return sum(map(len, lines[:count])) + count

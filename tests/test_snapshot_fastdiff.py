@@ -1,0 +1,116 @@
+"""The fast loose-file diff: text-level line matching and op counts derived from a line diff."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jaxinspect.inspection import InspectOptions, run_inspection
+from jaxinspect.snapshot.capture import capture_snapshot
+from jaxinspect.snapshot.hlocount import count_hlo, counts_after
+from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
+from jaxinspect.snapshot.store import load_sides
+from jaxinspect.snapshot.textdiff import diff_lines, text_hunks, unified_hunks
+from jaxinspect.spec import load_spec
+from jaxinspect.target import load_target
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_programs"
+INSERTS = (
+    "  %inserted = f32[] constant(1)",
+    "%new_computation (p: f32[]) -> f32[] {",
+    "}",
+    "",
+    "  %extra_fusion = f32[] fusion(%p), kind=kLoop, calls=%region_0.1",
+)
+
+
+@pytest.fixture(scope="module")
+def hlo_texts() -> dict[str, str]:
+    """Normalized (snapshot) and raw (``compiled.as_text()``) HLO of the sample transformer."""
+    target = load_target(f"{SAMPLES}/transformer.py:block")
+    spec = load_spec(SAMPLES / "transformer.yaml")
+    normalized = capture_snapshot(target, spec).text("hlo")
+    assert normalized is not None
+    _, artifacts = run_inspection(target, spec, InspectOptions(execute=False, sections=("hlo",)))
+    return {"normalized": normalized, "raw": artifacts.compiled.as_text()}
+
+
+def _edited(lines: list[str], rng: random.Random, edits: int) -> list[str]:
+    """Scattered edits of every kind a diff meets: headers, fusion calls, braces included."""
+    out = list(lines)
+    for _ in range(edits):
+        index = rng.randrange(1, len(out))
+        roll = rng.random()
+        if roll < 0.4:
+            out[index] = out[index].replace("f32", "bf16", 1) + rng.choice(("", " /*edited*/"))
+        elif roll < 0.55:
+            del out[index]
+        elif roll < 0.75:
+            out.insert(index, rng.choice(INSERTS))
+        elif roll < 0.85:
+            out[index] = out[index].replace("fusion(", "add(", 1)
+        else:
+            out[index] = out[index].replace("%fused_computation", "%renamed_computation", 1)
+    return out
+
+
+@pytest.mark.parametrize("flavour", ["normalized", "raw"])
+def test_counts_from_the_line_diff_equal_counting_whole(
+    hlo_texts: dict[str, str], flavour: str
+) -> None:
+    lines = hlo_texts[flavour].splitlines()
+    derived = 0
+    for seed in range(150):
+        rng = random.Random(seed)
+        old = "\n".join(_edited(lines, rng, rng.randint(0, 2)))
+        new = "\n".join(_edited(old.split("\n"), rng, rng.randint(1, 8)))
+        diff = diff_lines(old, new)
+        fast = counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes)
+        if fast is not None:
+            derived += 1
+            assert fast == count_hlo(new).ops, seed
+        assert hlo_counts_pair(old, new, diff) == (
+            text_op_counts("hlo", old),
+            text_op_counts("hlo", new),
+        )
+    assert derived >= 140  # only lines moved to or from the top need a whole count
+
+
+def test_unchanged_compiler_output_counts_as_jax_does(hlo_texts: dict[str, str]) -> None:
+    text = hlo_texts["raw"]
+    old, new, diffs = loose_pair(text, text.replace("f32", "bf16", 1))
+    assert old.summary.stage_ops("hlo") == dict(text_op_counts("hlo", text))
+    assert new.summary.stage_ops("hlo") == old.summary.stage_ops("hlo")  # a type, not an op
+    assert set(diffs) == {"hlo"}
+
+
+lines = st.lists(st.sampled_from(["a", "b", "}", "", "x = 1", "a\r"]), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines, lines, st.booleans(), st.integers(0, 4))
+def test_text_hunks_equal_line_hunks(
+    a: list[str], b: list[str], final_newline: bool, context: int
+) -> None:
+    # A missing final newline (after a non-empty last line) is no difference.
+    def text(lines: list[str]) -> str:
+        joined = "".join(f"{line}\n" for line in lines)
+        return joined if final_newline or not lines or not lines[-1] else joined[:-1]
+
+    a_text, b_text = text(a), text(b)
+    assert list(text_hunks(a_text, b_text, context)) == list(unified_hunks(a, b, context))
+
+
+def test_loose_files_read_with_universal_newlines(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"HloModule m\r\n\r\nENTRY %main () -> f32[] {\r\n}\r\n")
+    (tmp_path / "b.txt").write_bytes(b"HloModule m\rENTRY %main () -> f32[] {\n}")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    old, new, _ = load_sides(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert old.text("hlo") == "HloModule m\n\nENTRY %main () -> f32[] {\n}\n"
+    assert new.text("hlo") == "HloModule m\nENTRY %main () -> f32[] {\n}"
+    empty, _, _ = load_sides(tmp_path / "empty.txt", tmp_path / "a.txt")
+    assert empty.text("jaxpr") == ""
