@@ -8,11 +8,9 @@ header above it alone: that is what lets ``counts_after`` update a histogram fro
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from itertools import compress
 
 from jaxinspect.snapshot.linematch import Change
 
@@ -24,30 +22,35 @@ _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 
 @dataclass(frozen=True, slots=True)
 class HloCount:
-    """A module's op counts, its fusion calls, and its text split at computation headers."""
+    """A module's op counts, its fusion calls, and where its computation headers are."""
 
     ops: Counter[str]  # opcodes outside fused computations
     calls: Counter[str]  # computation name -> fusion instructions that call it
-    parts: list[str]  # [text before the first header, name, body, name, body, ...]
+    text: str
+    headers: list[tuple[int, int, str]]  # (start, end, name) of each header match
 
     def body_ops(self, name: str) -> Counter[str]:
         """Opcodes in the computation(s) called ``name``."""
-        names, bodies, at = self.parts[1::2], [], -1
-        with contextlib.suppress(ValueError):  # list.index scans in C; raises past the last
-            while True:
-                at = names.index(name, at + 1)
-                bodies.append(self.parts[2 * at + 2])
-        return Counter(_OPCODE.findall("\n".join(bodies)))
+        ends = [*(start for start, _, _ in self.headers[1:]), len(self.text)]  # body ends
+        ops: list[str] = []
+        for (_, end, header), stop in zip(self.headers, ends, strict=True):
+            if header == name:
+                ops += _OPCODE.findall(self.text, end, stop)
+        return Counter(ops)
 
 
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
     calls = fusion_calls(text)
-    # One C-level split and one findall over the kept computations: per-line or
-    # per-computation regex calls cost several times more on a 200k-line module.
-    parts = _HEADER.split(text)
-    kept = compress(parts[2::2], [name not in calls for name in parts[1::2]])
-    return HloCount(Counter(_OPCODE.findall("\n".join([parts[0], *kept]))), calls, parts)
+    headers = [(m.start(), m.end(), m.group(1)) for m in _HEADER.finditer(text)]
+    # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
+    # costs more than scanning it (fresh memory is slow to touch).
+    ends = [*(start for start, _, _ in headers), len(text)]
+    ops = _OPCODE.findall(text, 0, ends[0])
+    for (_, end, name), stop in zip(headers, ends[1:], strict=True):
+        if name not in calls:
+            ops += _OPCODE.findall(text, end, stop)
+    return HloCount(Counter(ops), calls, text, headers)
 
 
 def fusion_calls(text: str) -> Counter[str]:
