@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxinspect.inspection import InspectOptions, run_inspection
+from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.hlocount import count_hlo, counts_after
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
@@ -114,3 +118,65 @@ def test_loose_files_read_with_universal_newlines(tmp_path: Path) -> None:
     assert new.text("hlo") == "HloModule m\nENTRY %main () -> f32[] {\n}"
     empty, _, _ = load_sides(tmp_path / "empty.txt", tmp_path / "a.txt")
     assert empty.text("jaxpr") == ""
+
+
+def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
+    # More fusions undone than body_ops looks up one by one: the header-scan path.
+    old = hlo_texts["normalized"]
+    new = old.replace("fusion(", "add(")
+    diff = diff_lines(old, new)
+    unfused = count_hlo(old).calls.keys() - count_hlo(new).calls.keys()
+    assert len(unfused) > 16
+    assert counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes) == count_hlo(new).ops
+
+
+# The background count forks only in a process without jax (pytest's has it): run it in one.
+_FORKED = r"""
+import sys
+from jaxinspect.snapshot import background
+from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
+
+old = open(sys.argv[1]).read()
+new = open(sys.argv[2]).read()
+assert background.fork_is_safe() and len(old) >= background.MIN_FORK_CHARS
+a, b, _ = loose_pair(old, new, meanwhile=lambda: print("meanwhile"))
+assert a.summary.ops == (("hlo", text_op_counts("hlo", old)),)
+assert b.summary.ops == (("hlo", text_op_counts("hlo", new)),)
+
+import os
+assert background.in_background(lambda text: os.getpid(), old)() != os.getpid()  # it forked
+
+def fails(text):
+    raise ValueError("counted inline too")
+
+try:
+    background.in_background(fails, old)()
+except ValueError as exc:  # the child's failure is the parent's to report, not a hang
+    print(exc)
+print("ok")
+"""
+
+
+def test_background_count_in_a_forked_child(hlo_texts: dict[str, str], tmp_path: Path) -> None:
+    lines = hlo_texts["normalized"].splitlines()
+    repeats = MIN_FORK_CHARS // len(hlo_texts["normalized"]) + 1
+    big = "\n".join(lines + lines[1:] * repeats)  # duplicate names are fine for counting
+    rng = random.Random(0)
+    (tmp_path / "old.txt").write_text(big)
+    (tmp_path / "new.txt").write_text("\n".join(_edited(big.split("\n"), rng, 40)))
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["meanwhile", "counted inline too", "ok", ""]
+
+
+def test_no_fork_where_jax_is_loaded() -> None:
+    import jax  # noqa: F401
+
+    assert not fork_is_safe()
+    assert in_background(len, "x" * MIN_FORK_CHARS)() == MIN_FORK_CHARS

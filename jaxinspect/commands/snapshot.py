@@ -1,6 +1,7 @@
 """``snapshot``, ``diff`` and ``check``: HLO snapshots for CI (``diff`` never imports jax)."""
 
 import enum
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -109,7 +110,8 @@ def diff(
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
         rules = parse_rules(fail_on)
-        a, b, line_diffs = load_sides(old, new)
+        # Import the renderer while a large loose HLO pair is being counted in the background.
+        a, b, line_diffs = load_sides(old, new, lambda: _renderer_module(output_format))
         result = diff_snapshots(a, b, str(old), str(new), context, line_diffs)
         verdict = evaluate(rules, result)
         _print_diff(result, verdict, output_format, text, color)
@@ -184,6 +186,15 @@ def _print_diff(
     console.print(render_diff_summary(result, verdict))
     if text:
         _write_text_diffs(console, [result], color)
+
+
+def _renderer_module(output_format: ReportFormat) -> object:
+    name = {
+        ReportFormat.JSON: "snapshot_json",
+        ReportFormat.MARKDOWN: "snapshot_markdown",
+        ReportFormat.TABLE: "snapshot_console",
+    }[output_format]
+    return importlib.import_module(f"jaxinspect.renderers.{name}")
 
 
 def _write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:

@@ -22,35 +22,65 @@ _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 
 @dataclass(frozen=True, slots=True)
 class HloCount:
-    """A module's op counts, its fusion calls, and where its computation headers are."""
+    """A module's op counts and its fusion calls, with the text they were counted in."""
 
     ops: Counter[str]  # opcodes outside fused computations
     calls: Counter[str]  # computation name -> fusion instructions that call it
     text: str
-    headers: list[tuple[int, int, str]]  # (start, end, name) of each header match
 
-    def body_ops(self, name: str) -> Counter[str]:
-        """Opcodes in the computation(s) called ``name``."""
-        ends = [*(start for start, _, _ in self.headers[1:]), len(self.text)]  # body ends
+    def body_ops(self, names: set[str]) -> Counter[str]:
+        """Opcodes in the bodies of the computations named in ``names``."""
+        if len(names) > _FEW_BODIES:
+            bodies = [body for body in _bodies(self.text)[1] if body[0] in names]
+        else:  # a change fuses or unfuses a few computations: find them, skip the header scan
+            bodies = [body for name in names for body in _bodies_named(self.text, name)]
         ops: list[str] = []
-        for (_, end, header), stop in zip(self.headers, ends, strict=True):
-            if header == name:
-                ops += _OPCODE.findall(self.text, end, stop)
+        for _, start, stop in bodies:
+            ops += _OPCODE.findall(self.text, start, stop)
         return Counter(ops)
+
+
+# Up to this many names, str.find per name beats one regex scan of every header.
+_FEW_BODIES = 16
 
 
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
     calls = fusion_calls(text)
-    headers = [(m.start(), m.end(), m.group(1)) for m in _HEADER.finditer(text)]
+    top, bodies = _bodies(text)
     # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
     # costs more than scanning it (fresh memory is slow to touch).
-    ends = [*(start for start, _, _ in headers), len(text)]
-    ops = _OPCODE.findall(text, 0, ends[0])
-    for (_, end, name), stop in zip(headers, ends[1:], strict=True):
+    ops = _OPCODE.findall(text, 0, top)
+    for name, start, stop in bodies:
         if name not in calls:
-            ops += _OPCODE.findall(text, end, stop)
-    return HloCount(Counter(ops), calls, text, headers)
+            ops += _OPCODE.findall(text, start, stop)
+    return HloCount(Counter(ops), calls, text)
+
+
+def _bodies(text: str) -> tuple[int, list[tuple[str, int, int]]]:
+    """Where the first header starts, and ``(name, start, stop)`` of each computation's body.
+
+    A body runs from the end of its header to the start of the next header.
+    """
+    headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(text)]
+    starts = [*(start for _, start, _ in headers), len(text)]
+    bodies = [(name, end, stop) for (name, _, end), stop in zip(headers, starts[1:], strict=True)]
+    return starts[0], bodies
+
+
+def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
+    """The bodies that ``_bodies`` would list under ``name``, found with ``str.find``."""
+    found = []
+    needle = f"%{name} "  # operands are followed by "," or ")": this is nearly always a header
+    pos = text.find(needle)
+    while pos >= 0:
+        line_start = text.rfind("\n", 0, pos)
+        header = _HEADER.match(text, line_start) if line_start >= 0 else None
+        if header is not None and header.group(1) == name:
+            following = _HEADER.search(text, header.end())
+            found.append((name, header.end(), following.start() if following else len(text)))
+        pos = text.find(needle, pos + 1)
+    return found
 
 
 def fusion_calls(text: str) -> Counter[str]:
@@ -65,16 +95,32 @@ def counts_after(old: HloCount, a: str, b: str, changes: tuple[Change, ...]) -> 
     that a changed header moves into or out of it; computations that become fused or unfused
     add or drop their whole body. Only a line moving to or from the top is left to a count.
     """
-    calls = old.calls.copy()
+    delta = line_delta(a, b, changes)
+    return None if delta is None else apply_delta(old, delta)
+
+
+@dataclass(frozen=True, slots=True)
+class LineDelta:
+    """What a line diff changes, by computation: its ops, and the fusion calls it makes."""
+
+    ops: dict[str | None, Counter[str]]  # computation (None: the top) -> ops added or removed
+    calls: Counter[str]  # computation -> fusion calls of it added (+) or removed (-)
+
+
+def line_delta(a: str, b: str, changes: tuple[Change, ...]) -> LineDelta | None:
+    """The first half of ``counts_after``: needs the texts and their diff, not ``a``'s counts.
+
+    ``None`` where a line moves to or from the top, where no header is read.
+    """
+    calls: Counter[str] = Counter()
     for change in changes:
         calls.subtract(fusion_calls("\n".join(change.removed)))
         calls.update(fusion_calls("\n".join(change.added)))
-    fused = {name for name, n in calls.items() if n > 0}
     delta: defaultdict[str | None, Counter[str]] = defaultdict(Counter)
     above_a, above_b = _HeaderTracker(a), _HeaderTracker(b)
     for k, change in enumerate(changes):
         if change.a_lo == 0 and not (change.removed and change.added):
-            return None  # a line moves to or from the top, where no header is read
+            return None
         after_a = _attribute(change.removed, change.a_lo, above_a.name_at(change.a_pos), delta, -1)
         after_b = _attribute(change.added, change.b_lo, above_b.name_at(change.b_pos), delta, 1)
         if after_a != after_b:  # unchanged lines up to the next header change computation
@@ -84,12 +130,18 @@ def counts_after(old: HloCount, a: str, b: str, changes: tuple[Change, ...]) -> 
             moved = Counter(_OPCODE.findall(b, start, header.start() if header else stop))
             delta[after_a].subtract(moved)
             delta[after_b].update(moved)
+    return LineDelta(dict(delta), calls)
+
+
+def apply_delta(old: HloCount, delta: LineDelta) -> Counter[str]:
+    """The second half of ``counts_after``: ``a``'s counts changed by the line delta."""
+    calls = old.calls.copy()
+    calls.update(delta.calls)  # Counter.update adds, negative counts included
+    fused = {name for name, n in calls.items() if n > 0}
     counts = old.ops.copy()
-    for name in old.calls.keys() - fused:
-        counts.update(old.body_ops(name))
-    for name in fused - old.calls.keys():
-        counts.subtract(old.body_ops(name))
-    for owner, ops in delta.items():
+    counts.update(old.body_ops(old.calls.keys() - fused))
+    counts.subtract(old.body_ops(fused - old.calls.keys()))
+    for owner, ops in delta.ops.items():
         if owner not in fused:
             counts.update(ops)
     return +counts

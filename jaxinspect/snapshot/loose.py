@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 
-from jaxinspect.snapshot.hlocount import count_hlo, counts_after
+from jaxinspect.snapshot.background import in_background
+from jaxinspect.snapshot.hlocount import HloCount, apply_delta, count_hlo, line_delta
+from jaxinspect.snapshot.linematch import terminated
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -77,13 +80,35 @@ def hlo_counts_pair(old: str, new: str, diff: LineDiff | None = None) -> tuple[O
     side; where a change may move computations or fused ones, it is counted whole. ``diff``,
     if given, is ``diff_lines(old, new)``, computed once for the unified diff too.
     """
+    old_counts, new_counts, _ = _hlo_counts_and_diff(old, new, diff)
+    return old_counts, new_counts
+
+
+def _hlo_counts_and_diff(
+    old: str, new: str, diff: LineDiff | None, meanwhile: Callable[[], object] | None = None
+) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
+        # The old side's full count is the longest step and needs neither the line diff nor
+        # anything after it: on a large text it runs in a forked child (see ``background``)
+        # while this process diffs, derives the new side's changes, and runs ``meanwhile``.
+        pending = in_background(_count_parts, terminated(old))
         diff = diff_lines(old, new)
-    old_counts = count_hlo(diff.a)
-    new_counts = counts_after(old_counts, diff.a, diff.b, diff.changes)
-    if new_counts is None:
-        new_counts = _hlo_counts(diff.b)
-    return _sorted(old_counts.ops), _sorted(new_counts)
+        delta = line_delta(diff.a, diff.b, diff.changes)
+        if meanwhile is not None:
+            meanwhile()
+        ops, calls = pending()
+        old_counts = HloCount(ops, calls, diff.a)
+    else:
+        old_counts = count_hlo(diff.a)
+        delta = line_delta(diff.a, diff.b, diff.changes)
+    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta)
+    return _sorted(old_counts.ops), _sorted(new_counts), diff
+
+
+def _count_parts(text: str) -> tuple[Counter[str], Counter[str]]:
+    # count_hlo's result but the text itself, which need not travel back.
+    counted = count_hlo(text)
+    return counted.ops, counted.calls
 
 
 def _sorted(counts: Counter[str]) -> OpCounts:
@@ -107,17 +132,19 @@ def loose_snapshot(text: str, stage: str, counts: OpCounts | None = None) -> Sna
     return Snapshot(header=None, summary=summary, texts=((stage, text),))
 
 
-def loose_pair(old: str, new: str) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
+def loose_pair(
+    old: str, new: str, meanwhile: Callable[[], object] | None = None
+) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 
     The line diff of an HLO pair is computed here (its counts come from it) and returned by
-    stage, so comparing the snapshots need not compute it again.
+    stage, so comparing the snapshots need not compute it again. ``meanwhile``, if given, may
+    be called while a background count runs: work for an otherwise idle wait.
     """
     stage = guess_stage(old)
     if stage != "hlo":
         return loose_snapshot(old, stage), loose_snapshot(new, stage), {}
-    diff = diff_lines(old, new)
-    old_counts, new_counts = hlo_counts_pair(old, new, diff)
+    old_counts, new_counts, diff = _hlo_counts_and_diff(old, new, None, meanwhile)
     return (
         loose_snapshot(old, stage, old_counts),
         loose_snapshot(new, stage, new_counts),

@@ -14,6 +14,7 @@ import mmap
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from jaxinspect.errors import UsageError
@@ -114,10 +115,13 @@ def read_snapshot(folder: Path) -> Snapshot:
     return Snapshot(header, summary, tuple(texts), provenance)
 
 
-def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
+def load_sides(
+    old: Path, new: Path, meanwhile: Callable[[], object] | None = None
+) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """The two sides of ``diff``: two snapshot folders, or two stage text files.
 
     Also the line diffs already computed while reading, by stage (for ``diff_snapshots``).
+    ``meanwhile`` is passed on to ``loose_pair``.
 
     Raises:
         UsageError: A path does not exist or cannot be read, or a folder meets a file.
@@ -129,7 +133,7 @@ def load_sides(old: Path, new: Path) -> tuple[Snapshot, Snapshot, dict[str, Line
         raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
     if old.is_dir():
         return read_snapshot(old), read_snapshot(new), {}
-    return loose_pair(_read_text(old), _read_text(new))
+    return loose_pair(_read_text(old), _read_text(new), meanwhile)
 
 
 def _read_text(path: Path) -> str:
