@@ -39,8 +39,15 @@ if TYPE_CHECKING:
 #: Modules under ``jaxinspect/commands/`` that add commands; each has ``register(app)``.
 #: They must not import jax at module level (``--help`` imports them all).
 COMMAND_MODULES: tuple[str, ...] = ("bench", "cost", "snapshot", "recompile")
+#: The commands each of those modules registers, so a run imports and builds its own alone.
+MODULE_COMMANDS: dict[str, tuple[str, ...]] = {
+    "bench": ("bench",),
+    "cost": ("cost",),
+    "snapshot": ("snapshot", "diff", "check"),
+    "recompile": ("recompile",),
+}
 
-app = typer.Typer(
+_app = typer.Typer(
     name="jaxinspect",
     help="Show every stage of JAX's compilation pipeline for one function: jaxpr, StableHLO, "
     "optimized HLO, cost, memory and timings.",
@@ -67,7 +74,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -77,7 +84,7 @@ def _root(
     """Inspect what JAX and XLA make of a function, stage by stage."""
 
 
-@app.command()
+@_app.command()
 def stages(
     target: TargetArg,
     shapes: ShapesOpt = None,
@@ -169,7 +176,7 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
 
 
 for _name, _title in zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True):
-    app.command(name=_name)(_single_stage_command(_name, _title))
+    _app.command(name=_name)(_single_stage_command(_name, _title))
 
 
 def _transforms(texts: list[str] | None) -> Any:
@@ -211,10 +218,35 @@ def _stdout_console() -> Any:
     return Console(soft_wrap=False)
 
 
-for _module in COMMAND_MODULES:
-    importlib.import_module(f"jaxinspect.commands.{_module}").register(app)
+_registered: list[str] = []
+
+
+def command_app(argv: list[str] | None = None) -> typer.Typer:
+    """The app with the commands that running ``argv`` needs: all of them unless it names one.
+
+    Each command module costs an import and typer's introspection of its signatures; a run of
+    ``diff`` or ``stages`` needs none of the others (help, errors and typo hints get all).
+    """
+    wanted = COMMAND_MODULES
+    if argv:
+        named = [m for m, commands in MODULE_COMMANDS.items() if argv[0] in commands]
+        builtin = argv[0] in {"stages", *IR_STAGES}
+        if named or builtin:
+            wanted = tuple(named)
+    for module in wanted:
+        if module not in _registered:
+            importlib.import_module(f"jaxinspect.commands.{module}").register(_app)
+            _registered.append(module)
+    return _app
+
+
+def __getattr__(name: str) -> Any:
+    # ``from jaxinspect.cli import app`` (tests, embedding) gets every command.
+    if name == "app":
+        return command_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    command_app(sys.argv[1:])()

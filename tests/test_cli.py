@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -201,6 +202,22 @@ def test_python_dash_m_and_version():
     from jaxinspect import __version__
 
     assert proc.stdout.strip() == f"jaxinspect {__version__}"
+
+
+def test_command_modules_register_the_commands_they_declare():
+    import typer
+    import typer.main
+
+    from jaxinspect.cli import COMMAND_MODULES, MODULE_COMMANDS, app
+
+    assert set(MODULE_COMMANDS) == set(COMMAND_MODULES)
+    for module, commands in MODULE_COMMANDS.items():
+        alone = typer.Typer()
+        importlib.import_module(f"jaxinspect.commands.{module}").register(alone)
+        assert set(typer.main.get_group(alone).commands) == set(commands), module
+    builtin = {"stages", "jaxpr", "stablehlo", "hlo"}
+    declared = builtin.union(*MODULE_COMMANDS.values())
+    assert set(typer.main.get_group(app).commands) == declared
 
 
 def test_every_command_has_help(run_cli):

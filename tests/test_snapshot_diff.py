@@ -220,18 +220,22 @@ def test_rules_parse() -> None:
 
 
 def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path]) -> None:
+    # Through the console-script entry point, as users run it: which also imports no other
+    # command's module.
     code = (
         "import sys\n"
-        "from jaxinspect.cli import app\n"
+        "from jaxinspect.cli import main\n"
+        f"sys.argv = ['jaxinspect', 'diff', {str(pair[0])!r}, {str(pair[2])!r}]\n"
         "try:\n"
-        f"    app(['diff', {str(pair[0])!r}, {str(pair[2])!r}])\n"
+        "    main()\n"
         "except SystemExit as e:\n"
         "    code = e.code\n"
         "print('EXIT', code, 'JAX', any(m == 'jax' or m.startswith(('jax.', 'jaxlib')) "
-        "for m in sys.modules))\n"
+        "for m in sys.modules), sorted(m for m in sys.modules if m.startswith('jaxinspect.com')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert "EXIT 1 JAX False" in out.stdout, out.stderr
+    loaded = "['jaxinspect.commands', 'jaxinspect.commands.snapshot']"
+    assert f"EXIT 1 JAX False {loaded}" in out.stdout, out.stderr
 
 
 def test_paired_hlo_counting_equals_counting_each_side(pair: tuple[Path, Path, Path]) -> None:

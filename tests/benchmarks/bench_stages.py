@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_programs"
-PAIRS = 7
+PAIRS = 7  # default; --pairs N for a steadier median on a noisy machine
 RUNS = 20  # cached calls timed by both sides
 
 # The reference: what a user would hand-write with jax.stages to get the same report.
@@ -110,11 +110,11 @@ def wall(cmd: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def paired_ratio(ours: list[str], reference: list[str]) -> tuple[float, float, float]:
+def paired_ratio(ours: list[str], reference: list[str], pairs: int) -> tuple[float, float, float]:
     """Median of per-pair ratios; the order within a pair alternates to cancel drift."""
     ratios, our_times, ref_times = [], [], []
     wall(ours), wall(reference)  # warm the OS file cache for both
-    for i in range(PAIRS):
+    for i in range(pairs):
         if i % 2:
             r, o = wall(reference), wall(ours)
         else:
@@ -126,7 +126,12 @@ def paired_ratio(ours: list[str], reference: list[str]) -> tuple[float, float, f
 
 
 def main() -> None:
+    import argparse
     import json
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=PAIRS)
+    pairs = parser.parse_args().pairs
 
     exe = str(Path(sys.executable).parent / "jaxinspect")
     print(f"{'benchmark':<28}{'jaxinspect':>12}{'reference':>12}{'ratio':>8}{'goal':>7}")
@@ -151,11 +156,11 @@ def main() -> None:
             json.dumps(shapes),
             str(RUNS),
         ]
-        ratio, o, r = paired_ratio(ours, ref)
+        ratio, o, r = paired_ratio(ours, ref, pairs)
         print(f"{'stages ' + label:<28}{o:>11.3f}s{r:>11.3f}s{ratio:>8.3f}{'1.10':>7}")
-    ratio, o, r = paired_ratio([exe, "--help"], [sys.executable, "-c", "import typer, rich"])
+    ratio, o, r = paired_ratio([exe, "--help"], [sys.executable, "-c", "import typer, rich"], pairs)
     print(f"{'--help vs import typer,rich':<28}{o:>11.3f}s{r:>11.3f}s{ratio:>8.3f}{'1.50':>7}")
-    print(f"(median of {PAIRS} paired fresh-process runs each; {RUNS} cached calls per run;")
+    print(f"(median of {pairs} paired fresh-process runs each; {RUNS} cached calls per run;")
     print(" bytecode caching on, as after pip install)")
 
 
