@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -236,3 +237,42 @@ def test_console_script_is_installed():
     script = Path(sys.executable).parent / "jaxinspect"
     proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stdout.startswith("jaxinspect ")
+
+
+_ATEXIT_TARGET = """
+import atexit, os, pathlib
+
+atexit.register(lambda: pathlib.Path(os.environ["ATEXIT_MARKER"]).write_text("ran"))
+
+def double(x):
+    return x * 2
+
+def broken(x):
+    if x.sum() > 0:  # a traced value in Python control flow: the user's error, exit 3
+        return x
+    return -x
+"""
+
+
+@pytest.mark.parametrize(("name", "code"), [("double", 0), ("broken", 3)])
+def test_console_entry_exits_fast_with_output_flushed_and_atexit_run(tmp_path, name, code):
+    # main() ends with os._exit once jax is loaded: the report must still arrive whole, the
+    # exit code must be the command's, and atexit handlers (jax's, the user's) must run.
+    (tmp_path / "target.py").write_text(_ATEXIT_TARGET)
+    marker = tmp_path / "atexit.txt"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxinspect", "stages", f"{tmp_path / 'target.py'}:{name}"]
+        + ["--arg", "x=f32[64,64]", "--format", "json", "--runs", "2"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ATEXIT_MARKER": str(marker)},
+        check=False,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert marker.read_text() == "ran"
+    if code == 0:
+        assert json.loads(proc.stdout)["cost"]["flops"] == 64 * 64
+    else:
+        assert proc.stdout == ""
+        assert "x.sum() > 0" in proc.stderr
