@@ -3,14 +3,11 @@
 jax is imported inside command bodies only, so ``--help`` and ``--version`` stay fast.
 """
 
-import atexit
-import contextlib
 import enum
 import importlib
-import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,6 +27,7 @@ from .cli_common import (
     load_cli_spec,
 )
 from .errors import UsageError
+from .fastexit import exit_without_teardown
 from .limits import DEFAULT_MAX_INPUT_BYTES
 from .sections import IR_STAGES, SECTIONS
 from .suggest import did_you_mean
@@ -258,23 +256,4 @@ def main() -> None:
         code = exit_.code
     else:
         code = 0
-    _exit_without_teardown(code)
-
-
-def _exit_without_teardown(code: object) -> NoReturn:
-    """End the process now, skipping the interpreter's teardown of every module and object.
-
-    That teardown costs about 0.2 s once jax is loaded (a sixth of a small ``stages`` run) and
-    about 50 ms after a large ``diff`` (hundreds of thousands of line strings), and a command
-    has nothing left to do by then: every file it writes is closed on the spot. atexit
-    handlers (jax's own clean-up among them) still run, and the standard streams are flushed.
-    """
-    if isinstance(code, str):
-        print(code, file=sys.stderr)
-    status = code if isinstance(code, int) else int(code is not None)
-    atexit._run_exitfuncs()  # no public API runs them; os._exit would skip them
-    for stream in (sys.stdout, sys.stderr):
-        # A closed pipe (`| head`) or stream has nothing left to flush to.
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(status)
+    exit_without_teardown(code)

@@ -138,4 +138,6 @@ def _describe_error(exc: Exception) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from jaxinspect.fastexit import exit_without_teardown
+
+    exit_without_teardown(main(sys.argv[1:]))
