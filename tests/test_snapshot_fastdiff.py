@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jaxinspect.inspection import InspectOptions, run_inspection
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
-from jaxinspect.snapshot.hlocount import count_hlo, counts_after
+from jaxinspect.snapshot.hlocount import count_hlo, counts_after, fusion_calls
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 from jaxinspect.snapshot.store import load_sides
 from jaxinspect.snapshot.textdiff import diff_lines, text_hunks, unified_hunks
@@ -180,3 +180,26 @@ def test_no_fork_where_jax_is_loaded() -> None:
 
     assert not fork_is_safe()
     assert in_background(len, "x" * MIN_FORK_CHARS)() == MIN_FORK_CHARS
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["%a = f32[] fusion(%p), kind=kLoop, calls=%c1"], {"c1": 1}),  # as XLA prints it
+        (
+            ["%a = f32[] fusion(%p), kind=kLoop, calls=%c1", "%b = f32[] fusion(%q), calls=%c2"],
+            {"c1": 1, "c2": 1},
+        ),
+        (
+            [
+                "%a = f32[] fusion(%p), kind=kLoop, calls=%c1",
+                "%x = f32[] call(%p), kind=kX, calls=%c3",
+            ],
+            {"c1": 1},
+        ),
+    ],
+)
+def test_fusion_calls_read_each_fusion_line_however_printed(
+    lines: list[str], expected: dict[str, int]
+) -> None:
+    assert fusion_calls("".join(f"  {line}\n" for line in lines)) == expected

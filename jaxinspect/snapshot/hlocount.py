@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from jaxinspect.snapshot.linematch import Change
@@ -18,6 +19,8 @@ from jaxinspect.snapshot.linematch import Change
 _OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
 _HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
 _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
+# XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
+_KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,20 +31,22 @@ class HloCount:
     calls: Counter[str]  # computation name -> fusion instructions that call it
     text: str
 
-    def body_ops(self, names: set[str]) -> Counter[str]:
-        """Opcodes in the bodies of the computations named in ``names``."""
-        if len(names) > _FEW_BODIES:
-            bodies = [body for body in _bodies(self.text)[1] if body[0] in names]
-        else:  # a change fuses or unfuses a few computations: find them, skip the header scan
-            bodies = [body for name in names for body in _bodies_named(self.text, name)]
-        ops: list[str] = []
-        for _, start, stop in bodies:
-            ops += _OPCODE.findall(self.text, start, stop)
-        return Counter(ops)
-
 
 # Up to this many names, str.find per name beats one regex scan of every header.
 _FEW_BODIES = 16
+
+
+def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
+    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats)."""
+    wanted = set(names)
+    if len(wanted) > _FEW_BODIES:
+        bodies = [body for body in _bodies(text)[1] if body[0] in wanted]
+    else:  # a change fuses or unfuses a few computations: find them, skip the header scan
+        bodies = [body for name in wanted for body in _bodies_named(text, name)]
+    ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
+    for name, start, stop in bodies:
+        ops[name].update(_OPCODE.findall(text, start, stop))
+    return ops
 
 
 def count_hlo(text: str) -> HloCount:
@@ -85,7 +90,10 @@ def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
 
 def fusion_calls(text: str) -> Counter[str]:
     """Computations that ``fusion(`` instructions call: the first ``calls=%name`` after each."""
-    return Counter(_FUSED_CALL.findall(text))
+    callees = _KIND_CALL.findall(text)
+    if len(callees) != text.count(" fusion("):  # not one per fusion as XLA prints them
+        callees = _FUSED_CALL.findall(text)
+    return Counter(callees)
 
 
 def counts_after(old: HloCount, a: str, b: str, changes: tuple[Change, ...]) -> Counter[str] | None:
@@ -133,16 +141,34 @@ def line_delta(a: str, b: str, changes: tuple[Change, ...]) -> LineDelta | None:
     return LineDelta(dict(delta), calls)
 
 
-def apply_delta(old: HloCount, delta: LineDelta) -> Counter[str]:
-    """The second half of ``counts_after``: ``a``'s counts changed by the line delta."""
-    calls = old.calls.copy()
-    calls.update(delta.calls)  # Counter.update adds, negative counts included
-    fused = {name for name, n in calls.items() if n > 0}
+def changed_callees(delta: LineDelta) -> list[str]:
+    """Computations whose count of fusion callers changes: only these can become fused or not."""
+    return [name for name, change in delta.calls.items() if change]
+
+
+def apply_delta(
+    old: HloCount, delta: LineDelta, bodies: dict[str, Counter[str]] | None = None
+) -> Counter[str]:
+    """The second half of ``counts_after``: ``a``'s counts changed by the line delta.
+
+    ``bodies`` is ``body_ops(a, changed_callees(delta))`` if computed already (it needs
+    only ``a`` and the delta, so it can run while ``a`` is being counted).
+    """
+
+    def fused(name: str | None) -> bool:  # None: the text above the first computation
+        return name is not None and old.calls[name] + delta.calls[name] > 0
+
+    flipped = [name for name in changed_callees(delta) if fused(name) != (name in old.calls)]
+    if bodies is None:
+        bodies = body_ops(old.text, flipped)
     counts = old.ops.copy()
-    counts.update(old.body_ops(old.calls.keys() - fused))
-    counts.subtract(old.body_ops(fused - old.calls.keys()))
+    for name in flipped:
+        if fused(name):
+            counts.subtract(bodies[name])
+        else:
+            counts.update(bodies[name])
     for owner, ops in delta.ops.items():
-        if owner not in fused:
+        if not fused(owner):
             counts.update(ops)
     return +counts
 

@@ -12,7 +12,14 @@ from collections import Counter
 from collections.abc import Callable
 
 from jaxinspect.snapshot.background import in_background
-from jaxinspect.snapshot.hlocount import HloCount, apply_delta, count_hlo, line_delta
+from jaxinspect.snapshot.hlocount import (
+    HloCount,
+    apply_delta,
+    body_ops,
+    changed_callees,
+    count_hlo,
+    line_delta,
+)
 from jaxinspect.snapshot.linematch import terminated
 from jaxinspect.snapshot.model import (
     COST_KEYS,
@@ -94,6 +101,7 @@ def _hlo_counts_and_diff(
         pending = in_background(_count_parts, terminated(old))
         diff = diff_lines(old, new)
         delta = line_delta(diff.a, diff.b, diff.changes)
+        bodies = None if delta is None else body_ops(diff.a, changed_callees(delta))
         if meanwhile is not None:
             meanwhile()
         ops, calls = pending()
@@ -101,7 +109,8 @@ def _hlo_counts_and_diff(
     else:
         old_counts = count_hlo(diff.a)
         delta = line_delta(diff.a, diff.b, diff.changes)
-    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta)
+        bodies = None
+    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta, bodies)
     return _sorted(old_counts.ops), _sorted(new_counts), diff
 
 
