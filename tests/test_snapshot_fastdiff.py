@@ -153,6 +153,18 @@ try:
     background.in_background(fails, old)()
 except ValueError as exc:  # the child's failure is the parent's to report, not a hang
     print(exc)
+
+def unreadable():
+    raise ValueError("new side unreadable")
+
+try:
+    loose_pair(old, unreadable)
+except ValueError as exc:
+    print(exc)
+try:
+    os.waitpid(-1, os.WNOHANG)
+except ChildProcessError:
+    print("no child left")
 print("ok")
 """
 
@@ -172,7 +184,14 @@ def test_background_count_in_a_forked_child(hlo_texts: dict[str, str], tmp_path:
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n") == ["meanwhile", "counted inline too", "ok", ""]
+    assert done.stdout.split("\n") == [
+        "meanwhile",
+        "counted inline too",
+        "new side unreadable",
+        "no child left",
+        "ok",
+        "",
+    ]
 
 
 def test_no_fork_where_jax_is_loaded() -> None:
@@ -203,3 +222,14 @@ def test_fusion_calls_read_each_fusion_line_however_printed(
     lines: list[str], expected: dict[str, int]
 ) -> None:
     assert fusion_calls("".join(f"  {line}\n" for line in lines)) == expected
+
+
+def test_undecodable_new_file_is_a_usage_error_naming_it(
+    hlo_texts: dict[str, str], tmp_path: Path, run_cli
+) -> None:
+    # The new side is read after the old side's count has started: its error still surfaces.
+    (tmp_path / "old.txt").write_text(hlo_texts["normalized"])
+    (tmp_path / "new.txt").write_bytes(b"HloModule m\n\xff\xfe\n")
+    result = run_cli("diff", tmp_path / "old.txt", tmp_path / "new.txt")
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'new.txt'}: cannot read" in result.stderr

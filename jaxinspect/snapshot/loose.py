@@ -92,13 +92,18 @@ def hlo_counts_pair(old: str, new: str, diff: LineDiff | None = None) -> tuple[O
 
 
 def _hlo_counts_and_diff(
-    old: str, new: str, diff: LineDiff | None, meanwhile: Callable[[], object] | None = None
+    old: str,
+    new: str,
+    diff: LineDiff | None,
+    meanwhile: Callable[[], object] | None = None,
+    pending: Callable[[], tuple[Counter[str], Counter[str]]] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
         # anything after it: on a large text it runs in a forked child (see ``background``)
         # while this process diffs, derives the new side's changes, and runs ``meanwhile``.
-        pending = in_background(_count_parts, terminated(old))
+        if pending is None:
+            pending = in_background(_count_parts, terminated(old))
         diff = diff_lines(old, new)
         delta = line_delta(diff.a, diff.b, diff.changes)
         bodies = None if delta is None else body_ops(diff.a, changed_callees(delta))
@@ -142,20 +147,29 @@ def loose_snapshot(text: str, stage: str, counts: OpCounts | None = None) -> Sna
 
 
 def loose_pair(
-    old: str, new: str, meanwhile: Callable[[], object] | None = None
+    old: str, new: str | Callable[[], str], meanwhile: Callable[[], object] | None = None
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 
     The line diff of an HLO pair is computed here (its counts come from it) and returned by
-    stage, so comparing the snapshots need not compute it again. ``meanwhile``, if given, may
-    be called while a background count runs: work for an otherwise idle wait.
+    stage, so comparing the snapshots need not compute it again. ``new`` may be a function
+    that reads the new text: a large HLO ``old`` is then being counted while it reads.
+    ``meanwhile``, if given, may be called while a background count runs: work for an
+    otherwise idle wait.
     """
     stage = guess_stage(old)
     if stage != "hlo":
-        return loose_snapshot(old, stage), loose_snapshot(new, stage), {}
-    old_counts, new_counts, diff = _hlo_counts_and_diff(old, new, None, meanwhile)
+        new_text = new() if callable(new) else new
+        return loose_snapshot(old, stage), loose_snapshot(new_text, stage), {}
+    pending = in_background(_count_parts, terminated(old))
+    try:
+        new_text = new() if callable(new) else new
+    except BaseException:
+        pending()  # leave no child behind
+        raise
+    old_counts, new_counts, diff = _hlo_counts_and_diff(old, new_text, None, meanwhile, pending)
     return (
         loose_snapshot(old, stage, old_counts),
-        loose_snapshot(new, stage, new_counts),
+        loose_snapshot(new_text, stage, new_counts),
         {stage: diff},
     )

@@ -133,7 +133,7 @@ def load_sides(
         raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
     if old.is_dir():
         return read_snapshot(old), read_snapshot(new), {}
-    return loose_pair(_read_text(old), _read_text(new), meanwhile)
+    return loose_pair(_read_text(old), lambda: _read_text(new), meanwhile)
 
 
 def _read_text(path: Path) -> str:
