@@ -1,13 +1,11 @@
 """Options, spec loading and error handling shared by every command (no jax import here)."""
 
-import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jaxinspect.errors import ExitCode, JaxInspectError, UsageError
+from jaxinspect.errors import UsageError
+from jaxinspect.exits import errors_to_exit_codes as errors_to_exit_codes
 
 if TYPE_CHECKING:
     from jaxinspect.spec import Spec
@@ -72,34 +70,3 @@ def load_cli_cases(
     if arg:
         return ((SINGLE_CASE, parse_arg_options(arg)),)
     return ((SINGLE_CASE, Spec(source="(no --shapes)", args=())),)
-
-
-@contextmanager
-def errors_to_exit_codes(debug: bool) -> Iterator[None]:
-    """Map jaxinspect's errors to messages on stderr and exit codes; only bugs get tracebacks."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except JaxInspectError as exc:
-        if debug:
-            raise
-        fail(exc.message, exc.hint, exc.exit_code)
-    except KeyboardInterrupt:
-        raise
-    except Exception:
-        if debug:
-            raise
-        traceback.print_exc()
-        fail(
-            "internal error in jaxinspect (a bug; please report it with the traceback above)",
-            None,
-            ExitCode.INTERNAL_ERROR,
-        )
-
-
-def fail(message: str, hint: str | None, code: ExitCode) -> NoReturn:
-    typer.echo(f"Error: {message}", err=True)
-    if hint:
-        typer.echo(f"Hint: {hint}", err=True)
-    raise typer.Exit(int(code))

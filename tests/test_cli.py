@@ -162,13 +162,11 @@ def test_debug_reraises(run_cli):
 
 
 def test_internal_errors_exit_4_with_traceback(capsys):
-    import typer
+    from jaxinspect.exits import errors_to_exit_codes
 
-    from jaxinspect.cli_common import errors_to_exit_codes
-
-    with pytest.raises(typer.Exit) as info, errors_to_exit_codes(debug=False):
+    with pytest.raises(SystemExit) as info, errors_to_exit_codes(debug=False):
         raise RuntimeError("a bug")
-    assert info.value.exit_code == 4
+    assert info.value.code == 4
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error in jaxinspect" in err
 

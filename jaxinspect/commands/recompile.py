@@ -76,7 +76,7 @@ def recompile(
                 f"{max_compiles}",
                 err=True,
             )
-            raise typer.Exit(int(ExitCode.DIFFERENCES))
+            raise SystemExit(int(ExitCode.DIFFERENCES))
 
 
 def register(app: typer.Typer) -> None:

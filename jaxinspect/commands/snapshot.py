@@ -116,7 +116,7 @@ def diff(
         verdict = evaluate(rules, result)
         _print_diff(result, verdict, output_format, text, color)
         if verdict.failed:
-            raise typer.Exit(int(ExitCode.DIFFERENCES))
+            raise SystemExit(int(ExitCode.DIFFERENCES))
 
 
 def check(
@@ -163,7 +163,7 @@ def check(
                 diffs = [r.diff for r in report.results if r.diff is not None]
                 _write_text_diffs(console, diffs, color)
         if report.failed:
-            raise typer.Exit(int(ExitCode.DIFFERENCES))
+            raise SystemExit(int(ExitCode.DIFFERENCES))
 
 
 def _print_diff(
