@@ -1,5 +1,5 @@
 """Entry point for ``python -m jaxinspect``."""
 
-from jaxinspect.cli import main
+from jaxinspect.entry import main
 
 main()

@@ -7,7 +7,7 @@ import enum
 import importlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -248,8 +248,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main() -> None:
-    """Console-script entry point."""
+def main() -> NoReturn:
+    """Run the typer app on ``sys.argv`` and end the process (see ``jaxinspect.entry``)."""
     try:
         command_app(sys.argv[1:])()
     except SystemExit as exit_:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -220,21 +221,99 @@ def test_rules_parse() -> None:
 
 
 def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path]) -> None:
-    # Through the console-script entry point, as users run it: which also imports no other
-    # command's module. main() ends the process itself, so an atexit handler reports.
+    # Through the console-script entry point, as users run it: a plain diff imports neither
+    # jax nor typer. The entry point ends the process itself, so an atexit handler reports.
     code = (
         "import atexit, sys\n"
         "jax = lambda: any(m == 'jax' or m.startswith(('jax.', 'jaxlib')) for m in sys.modules)\n"
-        "ours = lambda: sorted(m for m in sys.modules if m.startswith('jaxinspect.com'))\n"
-        "atexit.register(lambda: print('JAX', jax(), ours()))\n"
-        "from jaxinspect.cli import main\n"
+        "atexit.register(lambda: print('JAX', jax(), 'TYPER', 'typer' in sys.modules))\n"
+        "from jaxinspect.entry import main\n"
         f"sys.argv = ['jaxinspect', 'diff', {str(pair[0])!r}, {str(pair[2])!r}]\n"
         "main()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1, out.stderr
-    loaded = "['jaxinspect.commands', 'jaxinspect.commands.snapshot']"
-    assert f"JAX False {loaded}" in out.stdout, out.stderr
+    assert "JAX False TYPER False" in out.stdout, out.stderr
+
+
+def test_plain_diff_options_are_the_typer_commands() -> None:
+    import typer.main
+
+    from jaxinspect.cli import app
+    from jaxinspect.commands.diffrun import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
+
+    command = typer.main.get_command(app).commands["diff"]  # type: ignore[attr-defined]
+    options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    assert options - {"old", "new"} == {*VALUE_OPTIONS, *FLAG_OPTIONS}
+    defaults = {field.name: field.default for field in dataclasses.fields(DiffArgs)}
+    assert {param.name for param in command.params} == set(defaults)
+    for param in command.params:  # the same defaults on both paths
+        if param.name not in ("old", "new"):
+            assert defaults[param.name] == param.default, param.name
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--format", "json"],
+        ["-f", "markdown", "--fail-on", "flops>+50%"],
+        ["--context=0", "--no-text"],
+        ["--color", "always", "--text", "--fail-on=new-op:all-gather"],
+        ["--format=json", "--color=never", "--context", "1", "--debug"],
+    ],
+)
+def test_plain_diff_prints_what_the_typer_command_prints(
+    run_cli: Callable[..., object],
+    pair: tuple[Path, Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+) -> None:
+    from jaxinspect.commands.diffrun import parse_plain_diff, run_diff
+
+    argv = ["diff", str(pair[0]), *options, str(pair[2])]  # options between the paths
+    typed = run_cli(*argv)
+    plain = parse_plain_diff(argv)
+    assert plain is not None
+    try:
+        run_diff(plain)
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    assert code == typed.exit_code  # type: ignore[attr-defined]
+    assert captured.out == typed.stdout  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stages", "a", "b"],
+        ["diff", "a"],
+        ["diff", "a", "b", "c"],
+        ["diff", "--help", "a", "b"],
+        ["diff", "-h", "a", "b"],
+        ["diff", "--bogus", "a", "b"],
+        ["diff", "--context", "-1", "a", "b"],
+        ["diff", "--context", "x", "a", "b"],
+        ["diff", "--color", "ALWAYS", "a", "b"],
+        ["diff", "--format", "yaml", "a", "b"],
+        ["diff", "a", "b", "--fail-on"],
+        ["diff", "-fjson", "a", "b"],
+        ["diff", "--text=yes", "a", "b"],
+    ],
+)
+def test_anything_but_a_plain_diff_goes_to_typer(argv: list[str]) -> None:
+    from jaxinspect.commands.diffrun import parse_plain_diff
+
+    assert parse_plain_diff(argv) is None
+
+
+def test_plain_diff_takes_paths_after_a_double_dash() -> None:
+    from jaxinspect.commands.diffrun import DiffArgs, parse_plain_diff
+
+    parsed = parse_plain_diff(["diff", "--no-text", "--", "-old", "--new"])
+    assert parsed == DiffArgs(Path("-old"), Path("--new"), text=False)
 
 
 def test_paired_hlo_counting_equals_counting_each_side(pair: tuple[Path, Path, Path]) -> None:

@@ -1,11 +1,8 @@
 """``snapshot``, ``diff`` and ``check``: HLO snapshots for CI (``diff`` never imports jax)."""
 
-import enum
-import importlib
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -18,27 +15,16 @@ from jaxinspect.cli_common import (
     errors_to_exit_codes,
     load_cli_spec,
 )
+from jaxinspect.commands.diffrun import (
+    DEFAULT_CONTEXT,
+    ColorMode,
+    DiffArgs,
+    ReportFormat,
+    run_diff,
+    stdout_console,
+    write_text_diffs,
+)
 from jaxinspect.errors import ExitCode
-
-if TYPE_CHECKING:
-    from jaxinspect.snapshot.compare import SnapshotDiff
-
-
-class ReportFormat(enum.StrEnum):
-    """Output formats of ``diff`` and ``check``."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-class ColorMode(enum.StrEnum):
-    """When the unified diff is coloured."""
-
-    AUTO = "auto"
-    ALWAYS = "always"
-    NEVER = "never"
-
 
 FormatOpt = Annotated[
     ReportFormat,
@@ -93,7 +79,7 @@ def diff(
     new: Annotated[Path, typer.Argument(help="Snapshot folder or file to compare with OLD.")],
     fail_on: FailOnOpt = None,
     output_format: FormatOpt = ReportFormat.TABLE,
-    context: ContextOpt = 3,
+    context: ContextOpt = DEFAULT_CONTEXT,
     color: Annotated[ColorMode, typer.Option(help="Colour the unified diff.")] = ColorMode.AUTO,
     text: Annotated[
         bool, typer.Option("--text/--no-text", help="Show the unified diff after the summary.")
@@ -104,19 +90,7 @@ def diff(
 
     Never imports jax: it reads stored files only.
     """
-    with errors_to_exit_codes(debug):
-        from jaxinspect.snapshot.compare import diff_snapshots
-        from jaxinspect.snapshot.store import load_sides
-        from jaxinspect.snapshot.thresholds import evaluate, parse_rules
-
-        rules = parse_rules(fail_on)
-        # Import the renderer while a large loose HLO pair is being counted in the background.
-        a, b, line_diffs = load_sides(old, new, lambda: _renderer_module(output_format))
-        result = diff_snapshots(a, b, str(old), str(new), context, line_diffs)
-        verdict = evaluate(rules, result)
-        _print_diff(result, verdict, output_format, text, color)
-        if verdict.failed:
-            raise SystemExit(int(ExitCode.DIFFERENCES))
+    run_diff(DiffArgs(old, new, fail_on, output_format, context, color, text, debug))
 
 
 def check(
@@ -129,7 +103,7 @@ def check(
     ] = None,
     fail_on: FailOnOpt = None,
     output_format: FormatOpt = ReportFormat.TABLE,
-    context: ContextOpt = 3,
+    context: ContextOpt = DEFAULT_CONTEXT,
     text: Annotated[
         bool, typer.Option("--text/--no-text", help="Show changed targets' unified diffs.")
     ] = False,
@@ -157,71 +131,19 @@ def check(
         else:
             from jaxinspect.renderers.snapshot_console import render_check
 
-            console = _console()
+            console = stdout_console()
             console.print(render_check(report))
             if text:
                 diffs = [r.diff for r in report.results if r.diff is not None]
-                _write_text_diffs(console, diffs, color)
+                write_text_diffs(console, diffs, color)
         if report.failed:
             raise SystemExit(int(ExitCode.DIFFERENCES))
-
-
-def _print_diff(
-    result: "SnapshotDiff", verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
-) -> None:
-    if output_format is ReportFormat.JSON:
-        from jaxinspect.renderers.snapshot_json import diff_to_dict, render_json
-
-        sys.stdout.write(render_json(diff_to_dict(result, verdict)))
-        return
-    if output_format is ReportFormat.MARKDOWN:
-        from jaxinspect.renderers.snapshot_markdown import render_diff_markdown
-
-        title = f"{result.a_label} → {result.b_label}"
-        sys.stdout.write(render_diff_markdown(result, verdict, title))
-        return
-    from jaxinspect.renderers.snapshot_console import render_diff_summary
-
-    console = _console()
-    console.print(render_diff_summary(result, verdict))
-    if text:
-        _write_text_diffs(console, [result], color)
-
-
-def _renderer_module(output_format: ReportFormat) -> object:
-    name = {
-        ReportFormat.JSON: "snapshot_json",
-        ReportFormat.MARKDOWN: "snapshot_markdown",
-        ReportFormat.TABLE: "snapshot_console",
-    }[output_format]
-    return importlib.import_module(f"jaxinspect.renderers.{name}")
-
-
-def _write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:
-    """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
-    from jaxinspect.renderers.snapshot_text import colour_diff_line, text_diff_lines
-
-    coloured = color is ColorMode.ALWAYS or (
-        color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ
-    )
-    console.file.flush()
-    write = sys.stdout.write
-    for diff in diffs:
-        for change in diff.texts:
-            for line in text_diff_lines(change):
-                write(colour_diff_line(line) if coloured else line)
 
 
 def _stage_files() -> tuple[tuple[str, str], ...]:
     from jaxinspect.snapshot.model import STAGE_FILES
 
     return STAGE_FILES
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console(soft_wrap=False)
 
 
 def _progress(message: str) -> Any:
