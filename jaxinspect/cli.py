@@ -214,9 +214,9 @@ def _inspect(target: str, spec: "Spec", options: "InspectOptions") -> "Inspectio
 
 
 def _stdout_console() -> Any:
-    from rich.console import Console
+    from jaxinspect.renderers.stdout import stdout_console
 
-    return Console(soft_wrap=False)
+    return stdout_console()
 
 
 _registered: list[str] = []

@@ -101,3 +101,13 @@ def test_json_is_sorted_stable_and_valid():
     assert text == json.dumps(doc, indent=2, sort_keys=True) + "\n"
     assert doc["timings"]["cached_call_s"] == 2e-5
     assert doc["args"][1] == {"path": "mode", "kind": "static", "value": "'a'"}
+
+
+def test_reports_off_a_terminal_are_120_columns_unless_columns_says(monkeypatch):
+    # pytest captures stdout, so it is not a terminal here.
+    from jaxinspect.renderers.stdout import PIPED_WIDTH, stdout_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert stdout_console().width == PIPED_WIDTH == 120
+    monkeypatch.setenv("COLUMNS", "90")
+    assert stdout_console().width == 90

@@ -118,11 +118,10 @@ def _render(report: Any, output_format: BenchFormat) -> None:
 
         sys.stdout.write(render_bench_json(report))
         return
-    from rich.console import Console
-
     from jaxinspect.renderers.bench_console import render_bench_console
+    from jaxinspect.renderers.stdout import stdout_console
 
-    Console(soft_wrap=False).print(render_bench_console(report))
+    stdout_console().print(render_bench_console(report))
 
 
 @contextmanager

@@ -18,10 +18,11 @@ def show_case_comparison(
 
     from jaxinspect.comparison import compare_cases
     from jaxinspect.renderers.cases import render_cases_console, render_cases_json
+    from jaxinspect.renderers.stdout import stdout_console
 
     with Console(stderr=True).status(f"inspecting {target} for {len(cases)} cases …"):
         comparison = compare_cases(target, cases, options)
     if json:
         sys.stdout.write(render_cases_json(comparison))
     else:
-        Console(soft_wrap=False).print(render_cases_console(comparison))
+        stdout_console().print(render_cases_console(comparison))

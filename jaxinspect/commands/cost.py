@@ -95,11 +95,10 @@ def cost(
 
             sys.stdout.write(render_cost_json(report))
         else:
-            from rich.console import Console
-
             from jaxinspect.renderers.cost_console import render_cost
+            from jaxinspect.renderers.stdout import stdout_console
 
-            Console(soft_wrap=False).print(render_cost(report, by=by.value, top=top or None))
+            stdout_console().print(render_cost(report, by=by.value, top=top or None))
 
 
 def _profile(

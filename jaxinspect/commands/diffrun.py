@@ -158,6 +158,7 @@ def _print_diff(
         sys.stdout.write(render_diff_markdown(result, verdict, title))
         return
     from jaxinspect.renderers.snapshot_console import render_diff_summary
+    from jaxinspect.renderers.stdout import stdout_console
 
     console = stdout_console()
     console.print(render_diff_summary(result, verdict))
@@ -178,10 +179,3 @@ def write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode
         for change in diff.texts:
             for line in text_diff_lines(change):
                 write(colour_diff_line(line) if coloured else line)
-
-
-def stdout_console() -> Any:
-    """A rich console on stdout that never wraps what it prints."""
-    from rich.console import Console
-
-    return Console(soft_wrap=False)

@@ -67,9 +67,9 @@ def recompile(
         if output_format is SweepFormat.JSON:
             sys.stdout.write(render_sweep_json(report))
         else:
-            from rich.console import Console
+            from jaxinspect.renderers.stdout import stdout_console
 
-            Console(soft_wrap=False).print(render_sweep_console(report))
+            stdout_console().print(render_sweep_console(report))
         if report.exceeded:
             typer.echo(
                 f"jaxinspect: {report.total_compiles} compilations, over --max-compiles "

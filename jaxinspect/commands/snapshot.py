@@ -21,7 +21,6 @@ from jaxinspect.commands.diffrun import (
     DiffArgs,
     ReportFormat,
     run_diff,
-    stdout_console,
     write_text_diffs,
 )
 from jaxinspect.errors import ExitCode
@@ -130,6 +129,7 @@ def check(
             sys.stdout.write(render_check_markdown(report))
         else:
             from jaxinspect.renderers.snapshot_console import render_check
+            from jaxinspect.renderers.stdout import stdout_console
 
             console = stdout_console()
             console.print(render_check(report))

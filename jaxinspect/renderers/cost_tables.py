@@ -42,7 +42,9 @@ def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
     table = Table(title=f"fusions ({len(report.fusions)}; {kinds})", title_justify="left")
     for column in ("fusion", "kind", "fused ops", "in", "out", "runs", "flops"):
         table.add_column(
-            column, justify="right" if column in ("in", "out", "runs") else "left", overflow="fold"
+            column,
+            justify="right" if column in ("in", "out", "runs", "flops") else "left",
+            overflow="fold",
         )
     for op in report.fusions[:top]:
         members = ", ".join(f"{name}×{n}" for name, n in op.fused_ops)
