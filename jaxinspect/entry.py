@@ -5,9 +5,12 @@ A well-formed ``diff`` of stored files is parsed and run here without importing 
 """
 
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 from jaxinspect.fastexit import exit_without_teardown
+
+T = TypeVar("T")
 
 
 def main() -> NoReturn:
@@ -19,8 +22,16 @@ def main() -> NoReturn:
         from jaxinspect.cli import main as typer_main
 
         typer_main()
+    exit_without_teardown(exit_code_of(run_diff, plain))
+
+
+def exit_code_of(command: Callable[[T], None], args: T) -> object:
+    """Run ``command(args)``; its exit code, with Ctrl-C ending it as the typer app would."""
     try:
-        run_diff(plain)
+        command(args)
     except SystemExit as exit_:
-        exit_without_teardown(exit_.code)
-    exit_without_teardown(0)
+        return exit_.code
+    except KeyboardInterrupt:
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    return 0

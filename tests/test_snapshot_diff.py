@@ -335,3 +335,18 @@ def test_large_moves_and_insertions_stay_aligned() -> None:
     assert _apply(a, b) == b
     assert sum(n for _, _, n in matching_blocks(a, b)) == len(a) - 200  # every kept line matched
     assert len(list(unified_hunks(a, b))) == 2
+
+
+def test_plain_diff_exit_codes_as_typer_gives_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from jaxinspect.entry import exit_code_of
+
+    def interrupted(_: object) -> None:
+        raise KeyboardInterrupt
+
+    def differs(_: object) -> None:
+        raise SystemExit(1)
+
+    assert exit_code_of(interrupted, None) == 1  # click: Abort, "Aborted!", exit 1
+    assert capsys.readouterr().err == "\nAborted!\n"
+    assert exit_code_of(differs, None) == 1
+    assert exit_code_of(lambda _: None, None) == 0
