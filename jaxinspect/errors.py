@@ -19,6 +19,8 @@ class ExitCode(enum.IntEnum):
     TARGET_FAILED = 3
     #: A bug in jaxinspect.
     INTERNAL_ERROR = 4
+    #: The run took longer than ``--timeout`` and was stopped (124, as GNU ``timeout``).
+    TIMED_OUT = 124
 
 
 class JaxInspectError(Exception):
