@@ -6,9 +6,9 @@ module imports no jax; the fixture does, when a test calls it.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import io
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,13 @@ import pytest
 SNAPSHOT_ROOT = "__snapshots__"
 _UPDATE_FLAG = "--jaxinspect-update"
 _MAX_FAILURE_LINES = 120
+#: Characters a snapshot folder name keeps as they are; any other is escaped as %XX (UTF-8).
+_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-[]")
+#: Joins a test's part and a call's ``name`` (never kept, so the split is unambiguous).
+_NAME_SEP = "+"
+#: Longer names end with ``~`` and a hash of the whole id instead (``~`` is never kept either).
+_MAX_FOLDER_NAME = 200
+_FOLDERS_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,10 +42,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class SnapshotAssertion:
     """Callable the fixture returns: ``jaxinspect_snapshot(fn, spec)`` asserts fn's snapshot."""
 
-    def __init__(self, folder: Path, update: bool) -> None:
-        self._folder = folder
+    def __init__(
+        self,
+        directory: Path,
+        test_name: str,
+        nodeid: str,
+        update: bool,
+        claimed: dict[str, tuple[str, str]],
+    ) -> None:
+        self._directory = directory
+        self._test_name = test_name
+        self._nodeid = nodeid
         self._update = update
+        self._claimed = claimed  # folder (case-folded) -> (test node id, call name), session-wide
         self._calls = 0
+        self._used: set[str] = set()
 
     def __call__(
         self,
@@ -63,13 +81,11 @@ class SnapshotAssertion:
         """
         from jaxinspect.errors import JaxInspectError
         from jaxinspect.snapshot.capture import capture_snapshot
-        from jaxinspect.snapshot.store import is_snapshot, safe_name, write_snapshot
+        from jaxinspect.snapshot.store import is_snapshot, write_snapshot
 
         self._calls += 1
         suffix = name if name is not None else (str(self._calls) if self._calls > 1 else "")
-        folder = self._folder.with_name(
-            self._folder.name + (f"-{safe_name(suffix)}" if suffix else "")
-        )
+        folder = self._claim(suffix)
         try:
             taken = capture_snapshot(_loaded(function), _spec(spec), backend)
         except JaxInspectError as exc:
@@ -80,6 +96,22 @@ class SnapshotAssertion:
             write_snapshot(folder, taken)
             return folder
         self._compare(folder, taken, fail_on)
+        return folder
+
+    def _claim(self, suffix: str) -> Path:
+        """This call's folder, failing the test if another call or test already uses it."""
+        folder = self._directory / snapshot_folder_name(self._test_name, suffix)
+        if suffix in self._used:
+            shown = f"name={suffix!r}" if suffix else "the unnamed snapshot"
+            pytest.fail(f"jaxinspect_snapshot: {shown} is taken twice in this test", False)
+        self._used.add(suffix)
+        owner = self._claimed.setdefault(str(folder).casefold(), (self._nodeid, suffix))
+        if owner != (self._nodeid, suffix):
+            pytest.fail(
+                f"jaxinspect_snapshot: {self._nodeid} and {owner[0]} would share the snapshot "
+                f"folder {folder} (their names differ only in letter case); rename one",
+                False,
+            )
         return folder
 
     def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> None:
@@ -102,9 +134,33 @@ class SnapshotAssertion:
 def jaxinspect_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
     """Assert a function's compiled form against ``__snapshots__/<module>/<test>``."""
     test_file = Path(str(request.node.path))
-    test_name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", request.node.name).strip("._-") or "test"
-    folder = test_file.parent / SNAPSHOT_ROOT / test_file.stem / test_name
-    return SnapshotAssertion(folder, bool(request.config.getoption(_UPDATE_FLAG)))
+    directory = test_file.parent / SNAPSHOT_ROOT / snapshot_folder_name(test_file.stem, "")
+    update = bool(request.config.getoption(_UPDATE_FLAG))
+    claimed = request.config.stash.setdefault(_FOLDERS_KEY, {})
+    return SnapshotAssertion(directory, request.node.name, request.node.nodeid, update, claimed)
+
+
+def snapshot_folder_name(test_name: str, name: str) -> str:
+    """The folder name of a test's snapshot, one-to-one: distinct ids get distinct folders.
+
+    Letters, digits and ``_.-[]`` are kept, any other character is escaped as ``%XX``, and a
+    leading dot too, so ``a/b`` (``a%2Fb``) and ``a_b`` never meet and ``../x`` stays inside.
+    A call's ``name`` follows after ``+``. A name longer than 200 characters is cut and ends
+    with ``~`` and a hash of the whole id.
+    """
+    folder = _escape(test_name) + (f"{_NAME_SEP}{_escape(name)}" if name else "")
+    if len(folder) <= _MAX_FOLDER_NAME:
+        return folder
+    digest = hashlib.sha256(f"{test_name}\0{name}".encode()).hexdigest()[:16]
+    return f"{folder[: _MAX_FOLDER_NAME - 17]}~{digest}"
+
+
+def _escape(text: str) -> str:
+    out = "".join(
+        c if c in _KEPT else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+        for c in text
+    )
+    return "%2E" + out[1:] if out.startswith(".") else out
 
 
 def _loaded(function: Callable[..., Any]) -> Any:

@@ -119,6 +119,8 @@ def check(
         rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
         with _progress(f"checking {len(loaded.targets)} target(s) …"):
             report = run_check(loaded, rules, update=update, context=context)
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
         if output_format is ReportFormat.JSON:
             from jaxinspect.renderers.snapshot_json import check_to_dict, render_json
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jaxinspect import __version__
 from jaxinspect.inspection import InspectOptions, run_inspection
 from jaxinspect.model import InspectionReport
 from jaxinspect.pipeline import StageArtifacts
@@ -65,6 +66,7 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
         source_file=loaded.source_file,
         module_name=raw_hlo.split(",", 1)[0].removeprefix("HloModule ").strip() or None,
         parameter_names=hlo_parameter_names(raw_hlo),
+        jaxinspect_version=__version__,
     )
     return Snapshot(_header(report), summary, texts, provenance)
 

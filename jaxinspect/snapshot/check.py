@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
+from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.compare import SnapshotDiff, diff_snapshots
 from jaxinspect.snapshot.manifest import Manifest, ManifestTarget
 from jaxinspect.snapshot.model import Snapshot
 from jaxinspect.snapshot.store import (
+    STAGING_DIR,
+    CorruptSnapshotError,
     is_snapshot,
+    locked,
     read_snapshot,
+    recover,
     remove_snapshot,
     write_snapshot,
 )
@@ -47,12 +55,17 @@ class TargetResult:
 
 @dataclass(frozen=True, slots=True)
 class CheckReport:
-    """All targets of one ``check`` run."""
+    """All targets of one ``check`` run.
+
+    ``notes`` tell what ``--update`` repaired (interrupted writes finished or discarded,
+    corrupt snapshots rewritten) or what a plain check found unfinished.
+    """
 
     manifest: str
     snapshot_dir: str
     update: bool
     results: tuple[TargetResult, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -69,26 +82,39 @@ def run_check(
 ) -> CheckReport:
     """Snapshot every target (one pipeline run each) and compare or update.
 
+    With ``update``, every interrupted write in the snapshot folder is finished or discarded
+    first, and the comparisons and writes run under the folder's lock, so that concurrent
+    updates take turns.
+
     Raises:
-        UsageError: A target, spec or stored snapshot is invalid.
+        UsageError: A target, spec or stored snapshot is invalid, the disk refuses a write, or
+            another update holds the snapshot folder too long.
         StageError: A target failed to trace, lower or compile.
     """
+    root = manifest.snapshot_dir
+    notes = _finish_interrupted(root) if update else _unfinished(root)
+    taken = [(item, _capture(item)) for item in manifest.targets]
+    with locked(root, follow_symlink=True) if update else contextlib.nullcontext(0):
+        results = [
+            _compare_one(manifest, item, snapshot, rules, update, context, notes)
+            for item, snapshot in taken
+        ]
+        results.extend(_stale(manifest, update))
+    return CheckReport(str(manifest.source), str(root), update, tuple(results), tuple(notes))
+
+
+def _capture(item: ManifestTarget) -> Snapshot:
     from jaxinspect.snapshot.capture import capture_snapshot
     from jaxinspect.spec import Spec, load_spec, parse_arg_options
     from jaxinspect.target import load_target
 
-    results = []
-    for item in manifest.targets:
-        if item.shapes is not None:
-            spec = load_spec(item.shapes)
-        elif item.args:
-            spec = parse_arg_options(list(item.args))
-        else:
-            spec = Spec(source="(no shapes)", args=())
-        snapshot = capture_snapshot(load_target(item.target), spec, item.backend)
-        results.append(_compare_one(manifest, item, snapshot, rules, update, context))
-    results.extend(_stale(manifest, update))
-    return CheckReport(str(manifest.source), str(manifest.snapshot_dir), update, tuple(results))
+    if item.shapes is not None:
+        spec = load_spec(item.shapes)
+    elif item.args:
+        spec = parse_arg_options(list(item.args))
+    else:
+        spec = Spec(source="(no shapes)", args=())
+    return capture_snapshot(load_target(item.target), spec, item.backend)
 
 
 def _compare_one(
@@ -98,30 +124,82 @@ def _compare_one(
     rules: tuple[Rule, ...],
     update: bool,
     context: int,
+    notes: list[str],
 ) -> TargetResult:
-    folder = manifest.snapshot_dir / item.name
+    folder = _target_folder(manifest.snapshot_dir, item.name)
     if not is_snapshot(folder):
         if update:
-            write_snapshot(folder, snapshot)
+            write_snapshot(folder, snapshot, follow_symlink=False)
             return TargetResult(item.name, item.target, "new", written=True)
         return TargetResult(item.name, item.target, "missing")
-    stored = read_snapshot(folder)
+    try:
+        stored = read_snapshot(folder)
+    except CorruptSnapshotError as exc:
+        if not update:
+            raise
+        write_snapshot(folder, snapshot, follow_symlink=False)
+        notes.append(f"{exc.path}: corrupt snapshot ({exc.problem}); rewrote it")
+        return TargetResult(item.name, item.target, "new", written=True)
     diff = diff_snapshots(stored, snapshot, f"stored/{item.name}", f"new/{item.name}", context)
     status = "unchanged" if diff.identical else "changed"
     if update and (not diff.identical or diff.toolchain):
-        write_snapshot(folder, snapshot)
+        write_snapshot(folder, snapshot, follow_symlink=False)
         return TargetResult(item.name, item.target, status, diff, written=True)
     verdict = None if diff.identical else evaluate(rules, diff)
     return TargetResult(item.name, item.target, status, diff, verdict)
 
 
-def _stale(manifest: Manifest, update: bool) -> list[TargetResult]:
-    root = manifest.snapshot_dir
+def _target_folder(root: Path, name: str) -> Path:
+    folder = root / name
+    if folder.is_symlink():
+        raise UsageError(
+            f"{folder} is a symbolic link: jaxinspect follows no symlink inside snapshot_dir",
+            hint="Make it a real folder, or point snapshot_dir itself at the linked location.",
+        )
+    return folder
+
+
+def _snapshot_folders(root: Path) -> list[Path]:
+    """Real (not symlinked), visible subfolders of ``root``, sorted."""
     if not root.is_dir():
         return []
+    return sorted(
+        p
+        for p in root.iterdir()
+        if not p.name.startswith(".") and p.is_dir() and not p.is_symlink()
+    )
+
+
+def _finish_interrupted(root: Path) -> list[str]:
+    """Finish or discard every interrupted write under ``root``, changed target or not."""
+    if not root.is_dir():
+        return []
+    notes = []
+    with locked(root, follow_symlink=True):
+        for folder in _snapshot_folders(root):
+            if not os.path.lexists(folder / STAGING_DIR):
+                continue
+            outcome = recover(folder, follow_symlink=False)
+            if outcome == "finished":
+                notes.append(f"{folder}: finished an interrupted update")
+            elif outcome == "discarded":
+                notes.append(f"{folder}: discarded an interrupted, uncommitted update")
+    return notes
+
+
+def _unfinished(root: Path) -> list[str]:
+    return [
+        f"{folder}: an update was interrupted (it reads as the last committed snapshot); "
+        "`jaxinspect check --update` finishes it"
+        for folder in _snapshot_folders(root)
+        if os.path.lexists(folder / STAGING_DIR)
+    ]
+
+
+def _stale(manifest: Manifest, update: bool) -> list[TargetResult]:
     names = {t.name for t in manifest.targets}
     out = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+    for folder in _snapshot_folders(manifest.snapshot_dir):
         if folder.name in names or not is_snapshot(folder):
             continue
         if update:

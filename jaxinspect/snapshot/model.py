@@ -92,6 +92,8 @@ class Provenance:
     source_file: str | None
     module_name: str | None
     parameter_names: tuple[str, ...]
+    #: The jaxinspect that wrote the snapshot (named when a newer one's format is refused).
+    jaxinspect_version: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ def provenance_to_dict(provenance: Provenance) -> dict[str, Any]:
         "source_file": provenance.source_file,
         "module_name": provenance.module_name,
         "parameter_names": list(provenance.parameter_names),
+        "jaxinspect_version": provenance.jaxinspect_version,
     }
 
 
@@ -182,12 +185,17 @@ def provenance_from_dict(data: dict[str, Any]) -> Provenance:
         source_file=data.get("source_file"),
         module_name=data.get("module_name"),
         parameter_names=tuple(str(p) for p in data.get("parameter_names", ())),
+        jaxinspect_version=_optional_str(data.get("jaxinspect_version")),
     )
 
 
 def dump_json(data: dict[str, Any]) -> str:
     """The one byte-stable JSON encoding of snapshot files: sorted keys, 2-space indent."""
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _ordered_ops(raw: dict[str, Any]) -> tuple[tuple[str, OpCounts], ...]:

@@ -1,9 +1,8 @@
 """Read and write snapshot folders atomically, touching nothing outside the named folder.
 
-A write stages every file in ``<folder>/.staging/``, then records ``COMMIT`` there, then moves
-the files into place with ``os.replace``. An interrupted write is finished (after ``COMMIT``)
-or discarded (before it) by the next writer, and readers see the committed files meanwhile,
-so every snapshot reads as entirely old or entirely new.
+Writes follow ``commit.py`` (stage, commit, move into place) under the folder's lock
+(``lock.py``); reads see the committed files only (``view.py``) and validate them
+(``validate.py``). A symlink is followed only in the path the caller names, never inside it.
 """
 
 from __future__ import annotations
@@ -13,15 +12,21 @@ import json
 import mmap
 import os
 import re
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jaxinspect.errors import UsageError
+from jaxinspect.snapshot.commit import (
+    STAGING_DIR,
+    commit_files,
+    recover_folder,
+    remove_files,
+)
+from jaxinspect.snapshot.fsio import make_folder, open_folder
+from jaxinspect.snapshot.lock import folder_lock
 from jaxinspect.snapshot.loose import loose_pair
 from jaxinspect.snapshot.model import (
     PROVENANCE_FILE,
-    SNAPSHOT_FILES,
     STAGE_FILES,
     SUMMARY_FILE,
     Snapshot,
@@ -32,9 +37,11 @@ from jaxinspect.snapshot.model import (
     summary_to_dict,
 )
 from jaxinspect.snapshot.textdiff import LineDiff
+from jaxinspect.snapshot.validate import CorruptSnapshotError, parse_summary
+from jaxinspect.snapshot.view import has_snapshot, read_committed
 
-STAGING_DIR = ".staging"
-_COMMIT = "COMMIT"
+__all__ = ["STAGING_DIR", "CorruptSnapshotError"]
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 _MAX_NAME = 120
 
@@ -55,63 +62,98 @@ def safe_name(name: str) -> str:
 
 def is_snapshot(folder: Path) -> bool:
     """Whether ``folder`` holds a snapshot (committed or being committed)."""
-    return (folder / SUMMARY_FILE).is_file() or (folder / STAGING_DIR / _COMMIT).is_file()
+    return has_snapshot(folder)
 
 
-def write_snapshot(folder: Path, snapshot: Snapshot) -> None:
-    """Write ``snapshot`` into ``folder`` (created if needed) so readers never see a mix."""
-    folder.mkdir(parents=True, exist_ok=True)
-    recover(folder)
-    staging = folder / STAGING_DIR
-    staging.mkdir(exist_ok=True)
+@contextlib.contextmanager
+def locked(folder: Path, *, follow_symlink: bool = True) -> Iterator[int]:
+    """Create ``folder`` if needed and hold its lock; yields its descriptor.
+
+    ``follow_symlink=False`` refuses a ``folder`` that is itself a symlink (its parents may
+    be symlinks).
+
+    Raises:
+        UsageError: The folder cannot be created or opened, or another writer holds the lock
+            for too long.
+    """
+    make_folder(folder)
+    dir_fd = open_folder(folder, follow=follow_symlink)
+    try:
+        with folder_lock(dir_fd, folder):
+            yield dir_fd
+    finally:
+        os.close(dir_fd)
+
+
+def write_snapshot(folder: Path, snapshot: Snapshot, *, follow_symlink: bool = True) -> None:
+    """Write ``snapshot`` into ``folder`` (created if needed) so readers never see a mix.
+
+    A pending interrupted write is finished or discarded first.
+
+    Raises:
+        UsageError: The disk refused (full, read-only, a file in the way), the folder is a
+            refused symlink, or another writer held the folder for too long.
+    """
     contents = _file_contents(snapshot)
-    for name, content in contents.items():
-        _atomic_write(staging / name, content)
-    # The commit record names the new snapshot's files, so a resumed roll-forward knows which
-    # missing ones were already moved and which belong to the old snapshot only.
-    _atomic_write(staging / _COMMIT, "".join(f"{name}\n" for name in contents))
-    _fsync_dir(staging)
-    _roll_forward(folder)
+    with locked(folder, follow_symlink=follow_symlink) as dir_fd:
+        recover_folder(dir_fd, folder)
+        commit_files(dir_fd, folder, contents)
 
 
-def recover(folder: Path) -> None:
-    """Finish a committed interrupted write, or discard an uncommitted one."""
-    staging = folder / STAGING_DIR
-    if not staging.is_dir():
-        return
-    if (staging / _COMMIT).is_file():
-        _roll_forward(folder)
-    else:
-        _remove_staging(staging)
+def recover(folder: Path, *, follow_symlink: bool = True) -> str | None:
+    """Finish a committed interrupted write, or discard an uncommitted one.
+
+    Returns:
+        ``"finished"``, ``"discarded"`` or ``None`` (nothing was pending).
+    """
+    with locked(folder, follow_symlink=follow_symlink) as dir_fd:
+        return recover_folder(dir_fd, folder)
+
+
+def remove_snapshot(folder: Path) -> None:
+    """Delete a snapshot's own files (and the folder if that leaves it empty), nothing else.
+
+    Raises:
+        UsageError: ``folder`` is a symlink, or the disk refused.
+    """
+    with locked(folder, follow_symlink=False) as dir_fd:
+        recover_folder(dir_fd, folder)
+        remove_files(dir_fd, folder)
+    with contextlib.suppress(OSError):  # the folder holds files that are not ours: leave them
+        folder.rmdir()
 
 
 def read_snapshot(folder: Path) -> Snapshot:
-    """Load a snapshot folder, seeing a committed-but-unfinished write as finished.
+    """Load and validate a snapshot folder, seeing a committed-but-unfinished write as done.
 
     Raises:
-        UsageError: The folder is not a snapshot or a file in it is unreadable.
+        CorruptSnapshotError: A file is damaged or missing.
+        NewerSnapshotError: A newer jaxinspect wrote it.
+        UsageError: The folder is not a snapshot or cannot be read.
     """
     if not folder.is_dir():
         raise UsageError(f"{folder}: no such snapshot folder")
-    summary_text = _read_file(folder, SUMMARY_FILE)
-    if summary_text is None:
+    files = read_committed(folder)
+    if SUMMARY_FILE not in files:
         raise UsageError(f"{folder}: not a snapshot (no {SUMMARY_FILE})")
-    try:
-        header, summary = summary_from_dict(json.loads(summary_text))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{folder / SUMMARY_FILE}: malformed snapshot summary ({exc})") from None
-    texts = []
-    for stage, filename in STAGE_FILES:
-        text = _read_file(folder, filename)
-        if text is not None:
-            texts.append((stage, text))
     provenance = None
-    raw = _read_file(folder, PROVENANCE_FILE)
-    if raw is not None:
+    if PROVENANCE_FILE in files:
         try:
-            provenance = provenance_from_dict(json.loads(raw))
+            provenance = provenance_from_dict(json.loads(files[PROVENANCE_FILE]))
         except (ValueError, KeyError, TypeError, AttributeError):
             provenance = None  # provenance is informative only
+    written_by = None if provenance is None else provenance.jaxinspect_version
+    data = parse_summary(files[SUMMARY_FILE], folder / SUMMARY_FILE, written_by)
+    header, summary = summary_from_dict(data)
+    texts = []
+    for stage, filename in STAGE_FILES:
+        if filename not in files:
+            raise CorruptSnapshotError(folder / filename, "the file is missing")
+        try:
+            text = files[filename].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorruptSnapshotError(folder / filename, f"not UTF-8 text ({exc})") from None
+        texts.append((stage, _unix_newlines(text)))
     return Snapshot(header, summary, tuple(texts), provenance)
 
 
@@ -141,10 +183,7 @@ def _read_text(path: Path) -> str:
         text = _decoded(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read ({exc})") from None
-    # What text mode's universal newlines would do, at a fraction of its cost on 14 MB.
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return _unix_newlines(text)
 
 
 def _decoded(path: Path) -> str:
@@ -157,96 +196,20 @@ def _decoded(path: Path) -> str:
             return str(mapped, "utf-8")
 
 
-def remove_snapshot(folder: Path) -> None:
-    """Delete a snapshot's own files (and the folder if that leaves it empty), nothing else."""
-    recover(folder)
-    for name in SNAPSHOT_FILES:
-        (folder / name).unlink(missing_ok=True)
-    with contextlib.suppress(OSError):  # the folder holds files that are not ours: leave them
-        folder.rmdir()
-
-
-def _file_contents(snapshot: Snapshot) -> dict[str, str]:
-    files = {f: snapshot.text(stage) for stage, f in STAGE_FILES}
-    out = {name: text for name, text in files.items() if text is not None}
+def _file_contents(snapshot: Snapshot) -> dict[str, bytes]:
     if snapshot.header is None:
         raise UsageError("a snapshot without a toolchain header cannot be stored")
-    out[SUMMARY_FILE] = dump_json(summary_to_dict(snapshot.header, snapshot.summary))
+    files = {f: snapshot.text(stage) for stage, f in STAGE_FILES}
+    out = {name: text.encode() for name, text in files.items() if text is not None}
+    out[SUMMARY_FILE] = dump_json(summary_to_dict(snapshot.header, snapshot.summary)).encode()
     if snapshot.provenance is not None:
-        out[PROVENANCE_FILE] = dump_json(provenance_to_dict(snapshot.provenance))
+        out[PROVENANCE_FILE] = dump_json(provenance_to_dict(snapshot.provenance)).encode()
     return out
 
 
-def _read_file(folder: Path, name: str) -> str | None:
-    committed = _committed_files(folder)
-    path = folder / name
-    if committed is not None:
-        if name not in committed:
-            return None  # the committed snapshot has no such file
-        staged = folder / STAGING_DIR / name
-        path = staged if staged.is_file() else path
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read ({exc})") from None
-
-
-def _committed_files(folder: Path) -> frozenset[str] | None:
-    """Files of a committed but unfinished write, or ``None`` when none is pending."""
-    try:
-        record = (folder / STAGING_DIR / _COMMIT).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    return frozenset(record.split())
-
-
-def _roll_forward(folder: Path) -> None:
-    staging = folder / STAGING_DIR
-    committed = _committed_files(folder) or frozenset()
-    for name in SNAPSHOT_FILES:
-        if name not in committed:  # a file the new snapshot lacks must not survive
-            (folder / name).unlink(missing_ok=True)
-        elif (staging / name).is_file():
-            os.replace(staging / name, folder / name)
-    _fsync_dir(folder)
-    _remove_staging(staging)
-
-
-def _remove_staging(staging: Path) -> None:
-    for path in staging.iterdir():
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-    staging.rmdir()
-
-
-def _atomic_write(path: Path, content: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide snapshots from CI users
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # platforms without directory fds (Windows)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _unix_newlines(text: str) -> str:
+    # What text mode's universal newlines would do, at a fraction of its cost on 14 MB (a
+    # checkout may have turned \n into \r\n).
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
