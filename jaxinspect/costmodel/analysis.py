@@ -24,6 +24,9 @@ def analyse_compiled(compiled: Any, *, split_fusions: bool = True) -> ProgramCos
     # Elided constants ("{...}") would not parse back; metadata carries the source lines.
     options.print_large_constants = True
     options.print_metadata = True
+    # Control dependencies order copies inside loop bodies (every jax.random threefry loop);
+    # they cost nothing, and an instruction wrapped alone could not name its predecessors.
+    options.print_control_dependencies = False
     text = executable.hlo_modules()[0].to_string(options)
     client = executable.client
     return analyse_module(text, client, excluded_prefixes(), split_fusions=split_fusions)[0]

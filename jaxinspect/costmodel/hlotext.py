@@ -73,6 +73,11 @@ class HloInstr:
         return match.group(1) if match and self.opcode == "fusion" else None
 
     @property
+    def attribute_items(self) -> tuple[tuple[str, str], ...]:
+        """``(key, value)`` of each ``, key=value`` after the operand list, in printed order."""
+        return split_attributes(self.attributes)
+
+    @property
     def custom_call_target(self) -> str | None:
         """The target of a ``custom-call`` (a LAPACK routine, a callback...)."""
         match = _TARGET.search(self.attributes)
@@ -177,6 +182,30 @@ def parse_instruction(line: str) -> HloInstr:
     )
 
 
+def split_attributes(text: str) -> tuple[tuple[str, str], ...]:
+    """Split ``, k1=v1, k2={..., ...}, k3="a, b"`` into ``(key, value)`` pairs.
+
+    Commas inside brackets and strings (JSON backend configs, metadata) do not split.
+
+    Raises:
+        ValueError: A part is not ``key=value``.
+    """
+    out = []
+    for part in _split_top(text, strings=True):
+        if not part.strip():
+            continue
+        key, sep, value = part.strip().partition("=")
+        if not sep:
+            raise ValueError(f"not an HLO attribute: {part.strip()[:120]}")
+        out.append((key, value))
+    return tuple(out)
+
+
+def join_attributes(items: tuple[tuple[str, str], ...]) -> str:
+    """The inverse of ``split_attributes``: ``, k1=v1, k2=v2`` (empty for no items)."""
+    return "".join(f", {key}={value}" for key, value in items)
+
+
 def _balanced_end(text: str, start: int) -> int:
     """Index just past the bracket group opening at ``start`` (strings skipped)."""
     depth, i, in_string = 0, start, False
@@ -199,16 +228,28 @@ def _balanced_end(text: str, start: int) -> int:
     raise ValueError(f"unbalanced brackets in HLO text: {text[start : start + 80]}")
 
 
-def _split_top(text: str) -> list[str]:
-    """Split on commas outside brackets (operands may be printed with tuple shapes)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "({[":
+def _split_top(text: str, *, strings: bool = False) -> list[str]:
+    """Split on commas outside brackets (operands may be printed with tuple shapes).
+
+    ``strings=True`` also keeps commas and brackets inside double-quoted strings together.
+    """
+    parts, depth, start, i, in_string = [], 0, 0, 0, False
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and strings:
+            in_string = True
+        elif ch in "({[":
             depth += 1
         elif ch in ")}]":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
+        i += 1
     parts.append(text[start:])
     return parts

@@ -7,8 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxinspect.costmodel.hlotext import HloComputation, HloInstr, HloText
+from jaxinspect.costmodel.hlotext import HloComputation, HloInstr, HloText, join_attributes
 
+# Attributes that name other instructions of the original computation, which the wrapped
+# module does not have: XLA's parser rejects them ("instruction 'copy.15' is not defined").
+# Ordering constraints change no instruction's cost.
+_FOREIGN_ATTRIBUTES = frozenset({"control-predecessors"})
 # Metadata points into frame tables the wrapped module does not carry; XLA would warn.
 _METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
 
@@ -63,13 +67,16 @@ def wrap_instruction(hlo: HloText, comp: HloComputation, instr: HloInstr) -> str
     """A module whose ENTRY holds ``instr`` alone, its operands turned into parameters.
 
     The computations it calls (fused computations, reducers...) are copied along, so XLA
-    applies the same rules it applied to the instruction inside the whole program.
+    applies the same rules it applied to the instruction inside the whole program. Control
+    predecessors (the copies XLA orders inside loop bodies) are dropped: they name
+    instructions the wrapper does not hold and change no cost.
     """
     distinct = tuple(dict.fromkeys(instr.operands))
     shapes = [comp.instruction(name).shape for name in distinct]
     params = [f"  %wrap_p{i} = {shape} parameter({i})" for i, shape in enumerate(shapes)]
     renamed = instr.literal or ", ".join(f"%wrap_p{distinct.index(n)}" for n in instr.operands)
-    body = f"  ROOT %{instr.name} = {instr.shape} {instr.opcode}({renamed}){instr.attributes}"
+    own = tuple(kv for kv in instr.attribute_items if kv[0] not in _FOREIGN_ATTRIBUTES)
+    body = f"  ROOT %{instr.name} = {instr.shape} {instr.opcode}({renamed}){join_attributes(own)}"
     signature = ", ".join(f"wrap_p{i}: {_no_layout(s)}" for i, s in enumerate(shapes))
     entry = f"ENTRY %wrapped ({signature}) -> {_no_layout(instr.shape)} {{"
     called = [c.text for c in _callees(hlo, instr)]
