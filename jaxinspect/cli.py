@@ -21,6 +21,7 @@ from .cli_common import (
     SeedOpt,
     ShapesOpt,
     TargetArg,
+    TimeoutOpt,
     TransformOpt,
     errors_to_exit_codes,
     load_cli_cases,
@@ -31,6 +32,7 @@ from .fastexit import exit_without_teardown
 from .limits import DEFAULT_MAX_INPUT_BYTES
 from .sections import IR_STAGES, SECTIONS
 from .suggest import did_you_mean
+from .timing.deadline import run_deadline
 
 if TYPE_CHECKING:
     from jaxinspect.inspection import InspectOptions
@@ -109,6 +111,7 @@ def stages(
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
     transform: TransformOpt = None,
     case: CaseOpt = None,
+    timeout: TimeoutOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and show every stage.
@@ -116,7 +119,7 @@ def stages(
     With a spec of several `cases:` and no --case, each case runs once and one table
     compares them (compile time, FLOPs, memory).
     """
-    with errors_to_exit_codes(debug):
+    with errors_to_exit_codes(debug), run_deadline(timeout, hint=_TIMEOUT_HINT):
         sections = _parse_sections(stage)
         from jaxinspect.inspection import InspectOptions
 
@@ -128,6 +131,7 @@ def stages(
             seed=seed,
             max_input_bytes=max_input_bytes,
             transforms=_transforms(transform),
+            progress=_progress_line,
         )
         cases = load_cli_cases(shapes, arg, case)
         if len(cases) > 1:
@@ -178,6 +182,14 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
 
 for _name, _title in zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True):
     _app.command(name=_name)(_single_stage_command(_name, _title))
+
+
+_TIMEOUT_HINT = "Raise --timeout, or time fewer calls with --runs N (or none: --no-execute)."
+
+
+def _progress_line(event: Any) -> None:
+    # Slow calls only; a spinner on a terminal shows stderr lines above itself.
+    print(event.line(), file=sys.stderr, flush=True)
 
 
 def _transforms(texts: list[str] | None) -> Any:

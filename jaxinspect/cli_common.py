@@ -29,6 +29,12 @@ CaseOpt = Annotated[
     typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
 ]
 SeedOpt = Annotated[int, typer.Option(help="Seed of the generated inputs.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Stop the run after this many seconds (exit 124, as GNU timeout); default: no bound.",
+    ),
+]
 MaxInputBytesOpt = Annotated[
     int, typer.Option(min=0, help="Refuse to generate inputs larger than this many bytes.")
 ]

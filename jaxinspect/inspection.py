@@ -29,6 +29,7 @@ from jaxinspect.pipeline import StageArtifacts, run_pipeline
 from jaxinspect.sections import SECTIONS
 from jaxinspect.spec import Spec
 from jaxinspect.target import LoadedTarget, load_target
+from jaxinspect.timing.calls import ProgressSink, split_donated
 from jaxinspect.transform_apply import composition, transform_target
 from jaxinspect.transforms import Transform
 
@@ -60,6 +61,8 @@ class InspectOptions:
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
     #: ``--transform`` chain applied to the target before jit, innermost first.
     transforms: tuple[Transform, ...] = ()
+    #: Receives the progress of a long series of timed calls (slow calls); ``None``: silent.
+    progress: ProgressSink | None = None
 
     @property
     def last_step(self) -> str:
@@ -180,7 +183,10 @@ def _time_execution(
         reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
         return timings
     args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
-    first, cached = time_calls(compiled, args, kwargs, runs=options.runs, target=call.target)
+    inputs = split_donated(call.plan, args, kwargs)  # donated ones are copied for every call
+    first, cached = time_calls(
+        compiled, inputs, runs=options.runs, target=call.target, progress=options.progress
+    )
     return replace(timings, first_call_s=first, cached_call=cached)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import jax
 
 from jaxinspect.binding import CallPlan
-from jaxinspect.errors import StageError
-from jaxinspect.errtrace import format_user_failure
 from jaxinspect.frames import hide_tool_frames
+from jaxinspect.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.usercode import user_code
 
 #: Pipeline steps in order; a run stops after the last one it needs.
 STEPS = ("trace", "lower", "compile")
@@ -45,6 +45,8 @@ def run_pipeline(
 ) -> StageArtifacts:
     """Trace, lower and compile ``function`` for abstract ``args``/``kwargs``, each exactly once.
 
+    Each step is timed with garbage collected before it and the collector paused during it.
+
     Args:
         function: The user's callable.
         plan: How the call binds (gives the static argument positions and names).
@@ -58,7 +60,7 @@ def run_pipeline(
     """
     last = STEPS.index(until)
     hide_tool_frames()
-    try:
+    with user_code("trace", target, step="jit"):  # jit checks static_argnums against the signature
         jitted = jax.jit(
             function,
             static_argnums=plan.static_argnums,
@@ -66,22 +68,20 @@ def run_pipeline(
             donate_argnums=plan.donate_argnums,
             donate_argnames=plan.donate_argnames,
         )
-    except Exception as exc:  # jit validates static_argnums against the signature
-        raise StageError("trace", format_user_failure("jit", target, exc)) from exc
-    traced, trace_s = _timed("trace", target, lambda: jitted.trace(*args, **kwargs))
-    lowered = compiled = None
-    lower_s = compile_s = None
-    if last >= 1:
-        lowered, lower_s = _timed("lower", target, traced.lower)
-    if last >= 2 and lowered is not None:
-        compiled, compile_s = _timed("compile", target, lowered.compile)
+    with frozen_heap():
+        traced, trace_s = _timed("trace", target, lambda: jitted.trace(*args, **kwargs))
+        lowered = compiled = None
+        lower_s = compile_s = None
+        if last >= 1:
+            lowered, lower_s = _timed("lower", target, traced.lower)
+        if last >= 2 and lowered is not None:
+            compiled, compile_s = _timed("compile", target, lowered.compile)
     return StageArtifacts(jitted, traced, lowered, compiled, trace_s, lower_s, compile_s)
 
 
 def _timed(stage: str, target: str, step: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    try:
+    # The user's code: its prints go to stderr, and whatever it raises is a StageError.
+    with quiet_gc(), user_code(stage, target):
+        start = time.perf_counter()
         result = step()
-    except Exception as exc:
-        raise StageError(stage, format_user_failure(stage, target, exc)) from exc
-    return result, time.perf_counter() - start
+        return result, time.perf_counter() - start

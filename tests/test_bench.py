@@ -254,3 +254,41 @@ def test_every_case_of_a_cases_spec_is_benchmarked_side_by_side(run_cli, tmp_pat
         "bench", sample("simple.py") + ":scale_shift", "--shapes", str(spec), "--case", "medium"
     )
     assert missing.exit_code == 2 and "no case `medium`" in missing.stderr
+
+
+def test_a_failing_case_or_compare_spec_is_a_row_and_the_worst_code_wins(run_cli, tmp_path):
+    target = tmp_path / "picky.py"
+    target.write_text(
+        "def f(x):\n"
+        "    if x.shape[0] > 100:\n"
+        "        raise ValueError('too long for f')\n"
+        "    return x + 1\n"
+    )
+    spec = tmp_path / "sizes.yaml"
+    spec.write_text(
+        "cases:\n  small:\n    args:\n      x: f32[8]\n  large:\n    args:\n      x: f32[4096]\n"
+    )
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("args:\n  y: f32[8]\n")  # f has no parameter y
+    common = ("--cold-runs", "1", "--runs", "3", "--warmup", "1", "--time-budget", "0.01")
+    result = run_cli(
+        "bench", f"{target}:f", "--shapes", spec, "--compare", broken, *common, "--format", "json"
+    )
+    assert result.exit_code == 3, result.stderr  # the worst: the function failed (3) > spec (2)
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["bench"]["spec"] == f"{spec} [small]" and doc["bench"]["cached"]["count"] == 3
+    large, wrong = doc["compare"]
+    assert large["spec"] == f"{spec} [large]"
+    assert large["error"]["exit_code"] == 3 and large["error"]["stage"] == "trace"
+    assert "too long for f" in large["error"]["message"]
+    assert wrong["spec"] == str(broken) and wrong["error"]["exit_code"] == 2
+    assert "`y`" in wrong["error"]["message"]
+    assert f"Error: {spec} [large]: " in result.stderr
+    assert f"Error: {broken}: " in result.stderr
+    table = run_cli("bench", f"{target}:f", "--shapes", spec, "--case", "large", "--compare",
+                    broken, *common)  # fmt: skip
+    assert table.exit_code == 3, table.stderr  # every spec failed: rows, and no environment
+    assert "failed (exit 3," in table.stdout and "failed (exit 2)" in table.stdout
+    assert "FAILED (exit 3): " in table.stdout and "too long for f" in table.stdout
+    assert "no spec could be benchmarked" in table.stdout

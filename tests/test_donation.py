@@ -144,3 +144,24 @@ def test_cli_donating_a_static_argument_exits_2(
     result = run_cli("stages", target, "--shapes", path)
     assert result.exit_code == 2
     assert f"{path}: donate: `lr` is under `static`" in result.stderr
+
+
+def test_stages_executes_with_donation_and_reports_timings(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    # The docs/spec.md donation example, with execution on: each call gets fresh donated copies.
+    path = tmp_path / "donate.yaml"
+    path.write_text(LINREG_DONATE)
+    target = sample("linreg.py") + ":update_params"
+    result = run_cli("stages", target, "--shapes", path, "--runs", "4", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    timings = document["timings"]
+    assert timings["first_call_s"] > 0
+    assert timings["cached_call"]["runs"] == 4
+    assert timings["cached_call"]["min_s"] > 0
+    assert document["memory"]["donated"] == ["params"]
+    table = run_cli("stages", target, "--shapes", path, "--stage", "timings")
+    assert table.exit_code == 0, table.stderr
+    assert "cached call" in table.stdout and "runs" in table.stdout

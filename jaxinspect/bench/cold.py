@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jaxinspect
+from jaxinspect.bench.children import run_child
 from jaxinspect.bench.coldrun import MARKER
 from jaxinspect.bench.jobs import SpecSource, make_job
 from jaxinspect.bench.model import COLD_PHASES, ColdRound, ColdSample
@@ -93,14 +93,8 @@ def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
         spawn_wall=time.time(),
         debug=config.debug,
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "jaxinspect.bench.coldrun", json.dumps(job)],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    # Registered while it runs, so that SIGTERM or --timeout stops it with this process.
+    done = run_child([sys.executable, "-m", "jaxinspect.bench.coldrun", json.dumps(job)], env)
     total = time.perf_counter() - start
     result = parse_result(done.stdout, done.stderr, done.returncode)
     return ColdSample(

@@ -11,10 +11,15 @@ import time
 # First statement after the package import: the end of "process start".
 _STARTED_WALL = time.time()
 
+import gc  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from contextlib import ExitStack, contextmanager  # noqa: E402
 from typing import Any  # noqa: E402
+
+from jaxinspect.timing.quiet import quiet_gc  # noqa: E402  (gc and contextlib only)
 
 #: Prefix of the one result line on stdout.
 MARKER = "JAXINSPECT-COLDRUN "
@@ -25,6 +30,7 @@ _HITS = "/jax/compilation_cache/cache_hits"
 def main(argv: list[str]) -> int:
     """Run the job (JSON in ``argv[0]``), print the result line, return the exit status."""
     job = json.loads(argv[0])
+    _die_with_parent(job.get("parent_pid"))
     phases: dict[str, float] = {"process_start": max(0.0, _STARTED_WALL - job["spawn_wall"])}
     try:
         events = _measure(job, phases)
@@ -41,31 +47,30 @@ def main(argv: list[str]) -> int:
 
 
 def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
-    start = time.perf_counter()
-    import jax
+    with _phase(phases, "import_jax"):
+        import jax
 
-    phases["import_jax"] = time.perf_counter() - start
     _configure_cache(jax, job["cache_dir"])
     events = {_REQUESTS: 0, _HITS: 0}
     jax.monitoring.register_event_listener(lambda name, **_: _count(events, name))
 
     from jaxinspect.backend import select_device
 
-    device = _timed(phases, "backend_init", lambda: select_device(job["backend"]))
-    start = time.perf_counter()
-    from jaxinspect.bench.jobs import job_spec
-    from jaxinspect.errors import StageError
-    from jaxinspect.errtrace import format_user_failure
-    from jaxinspect.inspection import prepare_call, x64_mode
-    from jaxinspect.pipeline import run_pipeline
-    from jaxinspect.target import load_target
+    with _phase(phases, "backend_init"):
+        device = select_device(job["backend"])
+    with ExitStack() as x64:
+        with _phase(phases, "load_target"):
+            from jaxinspect.bench.jobs import job_spec
+            from jaxinspect.inspection import prepare_call, x64_mode
+            from jaxinspect.pipeline import run_pipeline
+            from jaxinspect.target import load_target
+            from jaxinspect.usercode import user_code
 
-    target = job["target"]
-    loaded = load_target(target)
-    spec = job_spec(job)
-    with x64_mode(spec):
-        call = prepare_call(loaded, spec, job["backend"])
-        phases["load_target"] = time.perf_counter() - start
+            target = job["target"]
+            loaded = load_target(target)
+            spec = job_spec(job)
+            x64.enter_context(x64_mode(spec))  # on for this phase's binding and the rest
+            call = prepare_call(loaded, spec, job["backend"])
         before = dict(events)
         art = run_pipeline(loaded.function, call.plan, call.args, call.kwargs, target=target)
         compile_events = {k: events[k] - before[k] for k in events}
@@ -74,10 +79,8 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
         args, kwargs = call.concrete_inputs(job["seed"], job["max_input_bytes"])
         host = _to_host(jax, (args, kwargs))
         for phase in ("first_call", "second_call"):
-            try:
-                _timed(phases, phase, lambda: _call_from_host(jax, art.compiled, host, device))
-            except Exception as exc:
-                raise StageError("execute", format_user_failure("execute", target, exc)) from exc
+            with user_code("execute", target), _phase(phases, phase):
+                _call_from_host(jax, art.compiled, host, device)
     return {"requests": compile_events[_REQUESTS], "hits": compile_events[_HITS]}
 
 
@@ -98,11 +101,31 @@ def _count(events: dict[str, int], name: str) -> None:
         events[name] += 1
 
 
-def _timed(phases: dict[str, float], name: str, step: Callable[[], Any]) -> Any:
-    start = time.perf_counter()
-    result = step()
-    phases[name] = time.perf_counter() - start
-    return result
+@contextmanager
+def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Time the block as phase ``name``, garbage collected before and paused during it."""
+    with quiet_gc():
+        start = time.perf_counter()
+        yield
+        phases[name] = time.perf_counter() - start
+    # Survivors are set aside, so the next phase's collection walks only what is new; this
+    # process ends right after its last phase (nothing is ever unfrozen).
+    gc.freeze()
+
+
+def _die_with_parent(parent_pid: int | None) -> None:
+    """On Linux, receive SIGTERM when the bench process ends, however it ends (even SIGKILL)."""
+    if parent_pid is None or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent ended before the request took effect
+        os._exit(128 + int(signal.SIGTERM))
 
 
 def _to_host(jax: Any, tree: Any) -> Any:

@@ -11,6 +11,8 @@ from jaxinspect.bench.model import (
     ColdRound,
     PersistentCacheReport,
     PhaseStats,
+    SpecFailure,
+    SpecOutcome,
 )
 
 
@@ -22,7 +24,9 @@ def bench_to_dict(report: BenchReport) -> dict[str, Any]:
         "schema_version": report.schema_version,
         "command": "bench",
         "target": report.target,
-        "environment": {
+        "environment": None
+        if env is None
+        else {
             "backend": env.backend,
             "device": env.device,
             "device_kind": env.device_kind,
@@ -41,11 +45,26 @@ def bench_to_dict(report: BenchReport) -> dict[str, Any]:
             "max_input_bytes": settings.max_input_bytes,
             "compilation_cache": settings.compilation_cache,
         },
-        "bench": result_to_dict(report.result),
-        "compare": [result_to_dict(r) for r in report.compare],
+        "bench": outcome_to_dict(report.result),
+        "compare": [outcome_to_dict(r) for r in report.compare],
         "notes": list(report.notes),
         "unavailable": dict(report.unavailable),
     }
+
+
+def outcome_to_dict(outcome: SpecOutcome) -> dict[str, Any]:
+    """One spec's measurements, or ``{"spec", "error"}`` for a spec that failed."""
+    if isinstance(outcome, SpecFailure):
+        return {
+            "spec": outcome.spec,
+            "error": {
+                "exit_code": outcome.exit_code,
+                "stage": outcome.stage,
+                "message": outcome.message,
+                "hint": outcome.hint,
+            },
+        }
+    return result_to_dict(outcome)
 
 
 def result_to_dict(result: BenchResult) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,7 @@ def make_job(
         "cache_dir": cache_dir,
         "spawn_wall": spawn_wall,
         "debug": debug,
+        "parent_pid": os.getpid(),
     }
 
 

@@ -147,6 +147,23 @@ class BenchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class SpecFailure:
+    """A spec (or case) of a sweep whose benchmark failed; the other specs still ran."""
+
+    spec: str
+    #: The exit code this failure alone would have ended the run with.
+    exit_code: int
+    #: The pipeline stage that failed (``trace``, ``execute``...), ``None`` if not in one.
+    stage: str | None
+    message: str
+    hint: str | None
+
+
+#: One spec's outcome: its measurements, or why it has none.
+SpecOutcome = BenchResult | SpecFailure
+
+
+@dataclass(frozen=True, slots=True)
 class Environment:
     """Where the numbers were measured."""
 
@@ -178,11 +195,22 @@ class BenchReport:
     """One ``jaxinspect bench`` run: the main spec and any ``--compare`` specs."""
 
     target: str
-    environment: Environment
+    #: ``None`` when no spec could be benchmarked.
+    environment: Environment | None
     settings: BenchSettings
-    result: BenchResult
-    compare: tuple[BenchResult, ...]
+    result: SpecOutcome
+    compare: tuple[SpecOutcome, ...]
     notes: tuple[str, ...]
     #: (JSON path, reason) for every value that is null.
     unavailable: tuple[tuple[str, str], ...] = ()
     schema_version: int = BENCH_SCHEMA_VERSION
+
+    @property
+    def outcomes(self) -> tuple[SpecOutcome, ...]:
+        """Every spec's outcome, the main spec first."""
+        return (self.result, *self.compare)
+
+    @property
+    def failures(self) -> tuple[SpecFailure, ...]:
+        """The specs that could not be benchmarked, in order."""
+        return tuple(o for o in self.outcomes if isinstance(o, SpecFailure))

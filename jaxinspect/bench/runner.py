@@ -6,6 +6,7 @@ import os
 import platform
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jaxlib
@@ -20,6 +21,8 @@ from jaxinspect.bench.model import (
     ColdRound,
     Environment,
     PersistentCacheReport,
+    SpecFailure,
+    SpecOutcome,
 )
 from jaxinspect.bench.notes import report_notes
 from jaxinspect.bench.pcache import run_cache_rounds
@@ -30,14 +33,18 @@ from jaxinspect.bench.steady import (
     measure_tiny_dispatch,
     split_donated,
 )
+from jaxinspect.errors import JaxInspectError
 from jaxinspect.inputs import check_input_size
 from jaxinspect.inspection import PreparedCall, prepare_call, x64_mode
 from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.pipeline import run_pipeline
 from jaxinspect.target import LoadedTarget, load_target
+from jaxinspect.timing.calls import SeriesProgress
 
 #: ``progress(task, done, total)``: called as work completes; the CLI draws a progress bar.
 Progress = Callable[[str, int, int], None]
+#: ``notice(line)``: one line of progress of slow calls, with an estimate, for stderr.
+Notice = Callable[[str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,21 +80,31 @@ def run_bench(
     compare: tuple[SpecSource, ...],
     options: BenchOptions,
     progress: Progress,
+    notice: Notice | None = None,
 ) -> BenchReport:
     """Benchmark ``target`` at the main spec and each ``compare`` spec.
 
+    With more than one spec, a spec that fails (its file, its binding, the user's function at
+    its shapes) becomes a ``SpecFailure`` and the others still run.
+
     Raises:
-        TargetError, SpecError, UsageError: The target, a spec or an option is wrong.
-        StageError: The user's function failed.
+        TargetError, SpecError, UsageError: The target, the one spec or an option is wrong.
+        StageError: The user's function failed (with one spec).
     """
     loaded = load_target(target)
-    results = []
+    sources = (main, *compare)
+    results: list[SpecOutcome] = []
     environment: Environment | None = None
-    for source in (main, *compare):
-        result, call = _bench_one(loaded, source, options, progress)
+    for source in sources:
+        try:
+            result, call = _bench_one(loaded, source, options, progress, notice)
+        except JaxInspectError as exc:
+            if len(sources) == 1:
+                raise
+            results.append(_failure(source, exc))
+            continue
         results.append(result)
-        environment = environment or _environment(call)
-    assert environment is not None
+        environment = environment or _environment(call.device, call.spec.needs_x64)
     settings = BenchSettings(
         cold_runs=options.cold_runs,
         runs=options.runs,
@@ -96,22 +113,39 @@ def run_bench(
         max_input_bytes=options.max_input_bytes,
         compilation_cache=options.compilation_cache,
     )
-    unavailable: tuple[tuple[str, str], ...] = ()
+    unavailable: list[tuple[str, str]] = []
     if options.compilation_cache is None:
-        unavailable = (("bench.persistent_cache", "--compilation-cache not given"),)
+        unavailable.append(("bench.persistent_cache", "--compilation-cache not given"))
+    if environment is None:
+        unavailable.append(("environment", "no spec could be benchmarked"))
+    measured = [r for r in results if isinstance(r, BenchResult)]
     return BenchReport(
         target=target,
         environment=environment,
         settings=settings,
         result=results[0],
         compare=tuple(results[1:]),
-        notes=report_notes(results[0], settings),
-        unavailable=unavailable,
+        notes=report_notes(measured[0], settings) if measured else (),
+        unavailable=tuple(unavailable),
+    )
+
+
+def _failure(source: SpecSource, exc: JaxInspectError) -> SpecFailure:
+    return SpecFailure(
+        spec=source.label,
+        exit_code=int(exc.exit_code),
+        stage=getattr(exc, "stage", None),
+        message=exc.message,
+        hint=exc.hint,
     )
 
 
 def _bench_one(
-    loaded: LoadedTarget, source: SpecSource, options: BenchOptions, progress: Progress
+    loaded: LoadedTarget,
+    source: SpecSource,
+    options: BenchOptions,
+    progress: Progress,
+    notice: Notice | None,
 ) -> tuple[BenchResult, PreparedCall]:
     spec = source.load()
     target = loaded.ref.spec
@@ -128,7 +162,14 @@ def _bench_one(
         budget = Budget(options.runs, options.time_budget_s, options.warmup)
         label = f"steady state {source.label}"
         progress(label, 0, 3)
-        cached = measure_per_call(artifacts.compiled, inputs, budget, target=target)
+
+        def slow_calls(event: SeriesProgress) -> None:
+            if notice is not None:
+                notice(f"{source.label}: {event.line()}")
+
+        cached = measure_per_call(
+            artifacts.compiled, inputs, budget, target=target, progress=slow_calls
+        )
         progress(label, 1, 3)
         pipelined = measure_pipelined(
             artifacts.compiled,
@@ -176,15 +217,15 @@ def _cold(
     return run_cache_rounds(config, runs, options.compilation_cache, on_sample)
 
 
-def _environment(call: PreparedCall) -> Environment:
+def _environment(device: Any, x64: bool) -> Environment:
     return Environment(
-        backend=call.device.platform,
-        device=describe_device(call.device),
-        device_kind=str(call.device.device_kind),
+        backend=device.platform,
+        device=describe_device(device),
+        device_kind=str(device.device_kind),
         jax_version=jax.__version__,
         jaxlib_version=jaxlib.__version__,
         python_version=platform.python_version(),
         platform=platform.platform(),
         cpu_count=os.cpu_count(),
-        x64=call.spec.needs_x64,
+        x64=x64,
     )

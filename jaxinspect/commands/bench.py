@@ -17,13 +17,16 @@ from jaxinspect.cli_common import (
     SeedOpt,
     ShapesOpt,
     TargetArg,
+    TimeoutOpt,
     errors_to_exit_codes,
 )
-from jaxinspect.errors import UsageError
+from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
-    from jaxinspect.bench.runner import Progress
+    from jaxinspect.bench.jobs import SpecSource
+    from jaxinspect.bench.model import BenchReport
+    from jaxinspect.bench.runner import Notice, Progress
 
 
 class BenchFormat(enum.StrEnum):
@@ -31,6 +34,9 @@ class BenchFormat(enum.StrEnum):
 
     TABLE = "table"
     JSON = "json"
+
+
+_TIMEOUT_HINT = "Raise --timeout, or lower --cold-runs, --runs or --time-budget."
 
 
 def register(app: typer.Typer) -> None:
@@ -77,24 +83,25 @@ def bench(
     ] = None,
     seed: SeedOpt = 0,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
+    timeout: TimeoutOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Time TARGET's first call from cold processes and its cached calls in a steady state."""
-    with errors_to_exit_codes(debug):
-        from jaxinspect.bench.jobs import SpecSource, spec_sources
+    """Time TARGET's first call from cold processes and its cached calls in a steady state.
+
+    With several specs (--compare, or a spec with `cases:`), a spec that fails is a row with
+    its error, the others still run, and the run exits with the worst exit code.
+    """
+    from jaxinspect.bench.children import forward_sigterm, stop_children
+    from jaxinspect.timing.deadline import run_deadline
+
+    with (
+        errors_to_exit_codes(debug),
+        forward_sigterm(),
+        run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children),
+    ):
         from jaxinspect.bench.runner import BenchOptions, run_bench
 
-        if shapes is not None and arg:
-            raise UsageError("give either --shapes SPEC or --arg options, not both")
-        extra = tuple(donate or ())
-        if arg:
-            if case is not None:
-                raise UsageError("--case needs --shapes SPEC with `cases:`")
-            sources: tuple[SpecSource, ...] = (SpecSource(None, tuple(arg), extra),)
-        else:
-            sources = spec_sources(shapes, case, extra)
-        for path in compare or ():
-            sources += spec_sources(path, None, extra)
+        sources = _sources(shapes, arg, case, compare, tuple(donate or ()))
         main, others = sources[0], sources[1:]
         options = BenchOptions(
             cold_runs=cold_runs,
@@ -107,9 +114,47 @@ def bench(
             compilation_cache=compilation_cache,
             debug=debug,
         )
-        with _progress_bar() as progress:
-            report = run_bench(target, main, others, options, progress)
+        with _progress_bar() as (progress, notice):
+            report = run_bench(target, main, others, options, progress, notice)
         _render(report, output_format)
+        _exit_for_failures(report)
+
+
+def _sources(
+    shapes: str | None,
+    arg: list[str] | None,
+    case: str | None,
+    compare: list[str] | None,
+    donate: tuple[str, ...],
+) -> "tuple[SpecSource, ...]":
+    """The main spec (every case of it) and each --compare spec, in order."""
+    from jaxinspect.bench.jobs import SpecSource, spec_sources
+
+    if shapes is not None and arg:
+        raise UsageError("give either --shapes SPEC or --arg options, not both")
+    if arg:
+        if case is not None:
+            raise UsageError("--case needs --shapes SPEC with `cases:`")
+        sources: tuple[SpecSource, ...] = (SpecSource(None, tuple(arg), donate),)
+    else:
+        sources = spec_sources(shapes, case, donate)
+    for path in compare or ():
+        try:
+            sources += spec_sources(path, None, donate)
+        except SpecError:  # loaded again when its turn comes, it fails in its own row
+            sources += (SpecSource(path, (), donate),)
+    return sources
+
+
+def _exit_for_failures(report: "BenchReport") -> None:
+    """Name every spec that failed on stderr and exit with the worst exit code of them."""
+    failures = report.failures
+    for failure in failures:
+        print(f"Error: {failure.spec}: {failure.message}", file=sys.stderr)
+        if failure.hint:
+            print(f"Hint: {failure.hint}", file=sys.stderr)
+    if failures:
+        raise SystemExit(max(f.exit_code for f in failures))
 
 
 def _render(report: Any, output_format: BenchFormat) -> None:
@@ -125,8 +170,12 @@ def _render(report: Any, output_format: BenchFormat) -> None:
 
 
 @contextmanager
-def _progress_bar() -> "Iterator[Progress]":
-    """A progress bar on stderr, one line per task, so stdout carries the report alone."""
+def _progress_bar() -> "Iterator[tuple[Progress, Notice]]":
+    """A progress bar on stderr, one line per task, so stdout carries the report alone.
+
+    Also a notice printer for the progress of slow calls: above the bar on a terminal, plain
+    lines elsewhere (where the bar is not drawn).
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
     from rich.progress import Progress as RichProgress
@@ -145,5 +194,11 @@ def _progress_bar() -> "Iterator[Progress]":
             tasks[label] = bar.add_task(label, total=total)
         bar.update(tasks[label], completed=done, total=total)
 
+    def notice(line: str) -> None:
+        if bar.console.is_terminal:
+            bar.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     with bar:
-        yield update
+        yield update, notice

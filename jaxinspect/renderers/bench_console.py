@@ -13,6 +13,8 @@ from jaxinspect.bench.model import (
     CachedStats,
     ColdRound,
     PersistentCacheReport,
+    SpecFailure,
+    SpecOutcome,
 )
 from jaxinspect.units import format_bytes, format_seconds
 
@@ -33,7 +35,9 @@ def render_bench_console(report: BenchReport) -> RenderableType:
     return Group(*parts)
 
 
-def _result_parts(result: BenchResult) -> list[RenderableType]:
+def _result_parts(result: SpecOutcome) -> list[RenderableType]:
+    if isinstance(result, SpecFailure):
+        return [Text(f"FAILED (exit {result.exit_code}): {result.message}", style="bold red")]
     parts: list[RenderableType] = [_cold_table(result.cold, result.persistent_cache)]
     if result.persistent_cache is not None:
         parts.append(_cache_summary(result.persistent_cache))
@@ -50,17 +54,20 @@ def _header(report: BenchReport) -> RenderableType:
     grid.add_column()
     # User-given names may hold brackets, which rich would take for markup.
     grid.add_row("target", escape(report.target))
-    grid.add_row(
-        "spec", f"{escape(report.result.spec)}  ({format_bytes(report.result.input_bytes)})"
-    )
-    if report.result.donated:
-        grid.add_row("donated", ", ".join(report.result.donated))
-    grid.add_row("device", f"{env.device}  x64={'on' if env.x64 else 'off'}")
-    grid.add_row(
-        "versions",
-        f"jax {env.jax_version}, jaxlib {env.jaxlib_version}, Python {env.python_version}",
-    )
-    grid.add_row("host", f"{env.platform}, {env.cpu_count} CPUs")
+    main = report.result
+    if isinstance(main, SpecFailure):
+        grid.add_row("spec", f"{escape(main.spec)}  (failed)")
+    else:
+        grid.add_row("spec", f"{escape(main.spec)}  ({format_bytes(main.input_bytes)})")
+        if main.donated:
+            grid.add_row("donated", ", ".join(main.donated))
+    if env is not None:
+        grid.add_row("device", f"{env.device}  x64={'on' if env.x64 else 'off'}")
+        grid.add_row(
+            "versions",
+            f"jax {env.jax_version}, jaxlib {env.jaxlib_version}, Python {env.python_version}",
+        )
+        grid.add_row("host", f"{env.platform}, {env.cpu_count} CPUs")
     return grid
 
 
@@ -149,8 +156,15 @@ def _compare_table(report: BenchReport) -> RenderableType:
         ("cached vs first spec", "right"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    base = report.result.cached.median_s
-    for result in (report.result, *report.compare):
+    main = report.result
+    base = main.cached.median_s if isinstance(main, BenchResult) else None
+    for result in report.outcomes:
+        if isinstance(result, SpecFailure):
+            # The error itself is in the spec's own section above, and on stderr.
+            where = f", {result.stage}" if result.stage else ""
+            failed = Text(f"failed (exit {result.exit_code}{where})", style="red")
+            table.add_row(escape(result.spec), *(["—"] * 5), failed)
+            continue
         cold = dict(result.cold.phases)
         table.add_row(
             escape(result.spec),
@@ -159,7 +173,7 @@ def _compare_table(report: BenchReport) -> RenderableType:
             format_seconds(cold["first_call"].median_s),
             format_seconds(result.cached.median_s),
             format_seconds(result.pipelined.per_call_s),
-            f"{result.cached.median_s / base:.2f}x",
+            "n/a" if base is None else f"{result.cached.median_s / base:.2f}x",
         )
     return table
 

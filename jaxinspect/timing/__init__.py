@@ -1,0 +1,1 @@
+"""Timing shared by ``stages`` and ``bench``: quiet garbage collection, timed calls, deadlines."""
