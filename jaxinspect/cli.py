@@ -27,10 +27,11 @@ from .cli_common import (
     load_cli_cases,
     load_cli_spec,
 )
-from .errors import UsageError
+from .errors import ExitCode, UsageError
 from .fastexit import exit_without_teardown
 from .limits import DEFAULT_MAX_INPUT_BYTES
 from .sections import IR_STAGES, SECTIONS
+from .streams import silence_stdout
 from .suggest import did_you_mean
 from .timing.deadline import run_deadline
 
@@ -262,10 +263,22 @@ def __getattr__(name: str) -> Any:
 
 def main() -> NoReturn:
     """Run the typer app on ``sys.argv`` and end the process (see ``jaxinspect.entry``)."""
+    exit_without_teardown(run_app(sys.argv[1:]))
+
+
+def run_app(argv: list[str]) -> object:
+    """Run the typer app on ``argv`` in this process; its exit code."""
+    streams = sys.stdout, sys.stderr
     try:
-        command_app(sys.argv[1:])()
+        command_app(argv)(args=argv, prog_name="jaxinspect")
     except SystemExit as exit_:
         code = exit_.code
     else:
         code = 0
-    exit_without_teardown(code)
+    # On a closed stdout (help text, --version) typer wraps the streams in click's
+    # PacifyFlushWrapper and exits 1, which CI would read as "differences": a closed pipe.
+    if (sys.stdout, sys.stderr) != streams:
+        sys.stdout, sys.stderr = streams
+        silence_stdout()
+        return int(ExitCode.CLOSED_PIPE)
+    return code

@@ -28,7 +28,7 @@ CaseOpt = Annotated[
     str | None,
     typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
 ]
-SeedOpt = Annotated[int, typer.Option(help="Seed of the generated inputs.")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the generated inputs (0 or more).")]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(

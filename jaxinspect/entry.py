@@ -8,30 +8,42 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
+from jaxinspect.errors import ExitCode
 from jaxinspect.fastexit import exit_without_teardown
+from jaxinspect.interrupts import install_sigint_handler
+from jaxinspect.streams import prepare_std_streams
 
 T = TypeVar("T")
 
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    prepare_std_streams()
+    install_sigint_handler()
+    exit_without_teardown(run(sys.argv[1:]))
+
+
+def run(argv: list[str]) -> object:
+    """Run one invocation in this process and return its exit code (``main`` minus the exit).
+
+    Tests and the CLI fuzz call this to go through exactly what the console script does.
+    """
     from jaxinspect.commands.diffrun import parse_plain_diff, run_diff
 
-    plain = parse_plain_diff(sys.argv[1:])
+    plain = parse_plain_diff(argv)
     if plain is None:
-        from jaxinspect.cli import main as typer_main
+        from jaxinspect.cli import run_app
 
-        typer_main()
-    exit_without_teardown(exit_code_of(run_diff, plain))
+        return run_app(argv)
+    return exit_code_of(run_diff, plain)
 
 
 def exit_code_of(command: Callable[[T], None], args: T) -> object:
-    """Run ``command(args)``; its exit code, with Ctrl-C ending it as the typer app would."""
+    """Run ``command(args)``; its exit code, with Ctrl-C ending it as the typer app does (130)."""
     try:
         command(args)
     except SystemExit as exit_:
         return exit_.code
     except KeyboardInterrupt:
-        print("\nAborted!", file=sys.stderr)
-        return 1
+        return int(ExitCode.INTERRUPTED)
     return 0

@@ -21,6 +21,11 @@ class ExitCode(enum.IntEnum):
     INTERNAL_ERROR = 4
     #: The run took longer than ``--timeout`` and was stopped (124, as GNU ``timeout``).
     TIMED_OUT = 124
+    #: A real Ctrl-C (SIGINT) stopped the run (128 + SIGINT, as shells report it).
+    INTERRUPTED = 130
+    #: stdout was closed before the report was written (``| head``, ``>&-``): nobody reads
+    #: it, so the run ends quietly (128 + SIGPIPE, as for a process killed by SIGPIPE).
+    CLOSED_PIPE = 141
 
 
 class JaxInspectError(Exception):

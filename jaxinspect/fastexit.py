@@ -1,10 +1,10 @@
 """End a finished command's process without the interpreter's teardown (no jax import)."""
 
 import atexit
-import contextlib
 import os
-import sys
 from typing import NoReturn
+
+from jaxinspect.streams import flush_std_streams, print_error, stdout_to_stderr
 
 
 def exit_without_teardown(code: object) -> NoReturn:
@@ -16,11 +16,11 @@ def exit_without_teardown(code: object) -> NoReturn:
     handlers (jax's own clean-up among them) still run, and the standard streams are flushed.
     """
     if isinstance(code, str):
-        print(code, file=sys.stderr)
+        print_error(code)
     status = code if isinstance(code, int) else int(code is not None)
-    atexit._run_exitfuncs()  # no public API runs them; os._exit would skip them
-    for stream in (sys.stdout, sys.stderr):
-        # A closed pipe (`| head`) or stream has nothing left to flush to.
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(status)
+    # No public API runs them (os._exit would skip them). The user's handlers may print:
+    # that goes to stderr, after the report.
+    with stdout_to_stderr():
+        atexit._run_exitfuncs()
+    # A report that cannot be delivered (closed pipe, full disk) changes a 0 or 1 status.
+    os._exit(flush_std_streams(status))

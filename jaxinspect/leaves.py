@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ DTYPE_BYTES: dict[str, float] = {
     "key": 8,
 }
 
+#: Largest dimension and element count: XLA counts both in int64.
+INT64_MAX = 2**63 - 1
+
 _SIXTY_FOUR_BIT = frozenset({"float64", "int64", "uint64", "complex128"})
 
 _LEAF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
@@ -99,7 +103,7 @@ def parse_leaf(text: str, *, where: str) -> LeafSpec:
             "(a scalar is f32[])"
         )
     dtype = _resolve_dtype(match.group(1), where)
-    return LeafSpec(dtype=dtype, shape=_parse_dims(match.group(2), where))
+    return LeafSpec(dtype=dtype, shape=_check_size(_parse_dims(match.group(2), where), where))
 
 
 _LONG_KEYS = ("shape", "dtype", "weak_type")
@@ -117,7 +121,7 @@ def parse_long_leaf(raw: Mapping[Any, Any], where: str) -> LeafSpec:
     shape_raw = raw["shape"]
     if not isinstance(shape_raw, list):
         raise SpecError(f"{where}.shape: expected a list of dims like [256], not {shape_raw!r}")
-    shape = tuple(_check_dim(d, f"{where}.shape") for d in shape_raw)
+    shape = _check_size(tuple(_check_dim(d, f"{where}.shape") for d in shape_raw), where)
     dtype_raw = raw["dtype"]
     if not isinstance(dtype_raw, str):
         raise SpecError(f"{where}.dtype: expected a dtype name like float32, not {dtype_raw!r}")
@@ -165,8 +169,20 @@ def _parse_dims(text: str, where: str) -> tuple[int, ...]:
 def _check_dim(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SpecError(f"{where}: dimension {value!r} is not an integer")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SpecError(f"{where}: dimension {value!r} is not a number of elements")
     if isinstance(value, float) and not value.is_integer():
         raise SpecError(f"{where}: dimension {value!r} is fractional; dims are whole numbers")
     if value < 0:
         raise SpecError(f"{where}: dimension {int(value)} is negative")
+    if value > INT64_MAX:
+        raise SpecError(f"{where}: dimension {int(value)} does not fit in int64 (max {INT64_MAX})")
     return int(value)
+
+
+def _check_size(shape: tuple[int, ...], where: str) -> tuple[int, ...]:
+    """``shape``, if its number of elements fits in int64 as XLA counts it."""
+    if math.prod(shape) > INT64_MAX:
+        dims = ",".join(str(d) for d in shape)
+        raise SpecError(f"{where}: shape [{dims}] has more elements than int64 can count")
+    return shape

@@ -15,14 +15,14 @@ import jaxlib
 from jaxinspect.backend import select_device
 from jaxinspect.binding import CallPlan, bind_spec
 from jaxinspect.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
-from jaxinspect.errors import SpecError, StageError
-from jaxinspect.errtrace import format_user_failure
+from jaxinspect.errors import SpecError
 from jaxinspect.frames import hide_tool_frames
 from jaxinspect.inputs import abstract_tree, build_call
 from jaxinspect.spec import Spec
 from jaxinspect.target import LoadedTarget
 from jaxinspect.transform_apply import composition, transform_target
 from jaxinspect.transforms import Transform
+from jaxinspect.usercode import user_code
 
 #: jax.monitoring events, each fired once per real trace, lowering and XLA compilation.
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -193,7 +193,7 @@ def _one_jit(
     # process (tests, notebooks) cannot turn the sweep's first compile into a hit.
     fresh = functools.wraps(function)(lambda *a, **k: function(*a, **k))
     hide_tool_frames()
-    try:
+    with user_code("trace", target, step="jit"):
         return jax.jit(
             fresh,
             static_argnums=first.static_argnums,
@@ -201,17 +201,11 @@ def _one_jit(
             donate_argnums=first.donate_argnums,
             donate_argnames=first.donate_argnames,
         )
-    except Exception as exc:
-        raise StageError("trace", format_user_failure("jit", target, exc)) from exc
 
 
 def _aot(jitted: Any, args: list[Any], kwargs: dict[str, Any], target: str) -> Any:
-    try:
+    with user_code("compile", target, step="trace/lower/compile"):
         return jitted.trace(*args, **kwargs).lower().compile()
-    except Exception as exc:
-        raise StageError(
-            "compile", format_user_failure("trace/lower/compile", target, exc)
-        ) from exc
 
 
 def _nearest(key: CacheKey, earlier: list[CaseOutcome]) -> tuple[str | None, tuple[KeyChange, ...]]:

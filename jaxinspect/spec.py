@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import yaml
-
 from jaxinspect.errors import SpecError
 from jaxinspect.leaves import LeafSpec, parse_leaf, parse_long_leaf
 from jaxinspect.suggest import did_you_mean
@@ -119,19 +117,17 @@ def parse_spec_text(text: str, *, source: str) -> Spec:
 
 
 def parse_yaml(text: str, *, source: str) -> object:
-    """Load YAML text; a syntax error is a ``SpecError`` with line and column."""
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(
-            f"{where}: YAML syntax error: {problem}",
-            # Brackets are YAML flow syntax: `[f32[2], f32[3]]` does not parse unquoted.
-            hint="Inside [...] or {...}, quote leaves: ['f32[2]', 'f32[3]'], or use block style.",
-        ) from None
-    return document
+    """Load spec YAML within the size and depth limits (``jaxinspect.yamlload``).
+
+    Raises:
+        SpecError: Invalid YAML (with line and column), an unsafe tag, a duplicate key, or a
+            document over the limits.
+    """
+    from jaxinspect.yamlload import load_yaml
+
+    # Brackets are YAML flow syntax: `[f32[2], f32[3]]` does not parse unquoted.
+    hint = "Inside [...] or {...}, quote leaves: ['f32[2]', 'f32[3]'], or use block style."
+    return load_yaml(text, source=source, syntax_hint=hint)
 
 
 def parse_spec_document(document: object, *, source: str) -> Spec:

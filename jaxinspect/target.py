@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +16,7 @@ from typing import Any
 
 from jaxinspect.errors import StageError, TargetError
 from jaxinspect.suggest import did_you_mean
+from jaxinspect.usercode import user_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,51 +97,100 @@ def load_target(text: str) -> LoadedTarget:
 def _import_file(ref: TargetRef) -> ModuleType:
     path = Path(ref.module)
     if not path.is_file():
-        folder = path.parent if path.parent.is_dir() else None
-        hint = ""
-        if folder is not None:
-            hint = did_you_mean(path.name, [p.name for p in folder.glob("*.py")])
-        raise TargetError(f"target {ref.spec!r}: file {str(path)!r} not found{hint}")
+        raise _missing_file(ref, path)
     path = path.resolve()
-    # The file's own folder goes first on sys.path so a sample can import its neighbours.
+    if not os.access(path, os.R_OK):
+        raise TargetError(f"target {ref.spec!r}: cannot read {str(path)!r} (permission denied)")
+    # The file's folder goes LAST on sys.path, as with pytest's --import-mode=append: the
+    # target can import its neighbours, but a neighbour named like one of jaxinspect's own
+    # dependencies (rich.py, yaml.py) cannot shadow it for the rest of the run.
     folder_str = str(path.parent)
     if folder_str not in sys.path:
-        sys.path.insert(0, folder_str)
-    name = path.stem
+        sys.path.append(folder_str)
+    name = _module_name(path)
     existing = sys.modules.get(name)
-    if existing is not None:
-        if getattr(existing, "__file__", None) == str(path):
-            return existing
-        # Another module owns this name (e.g. a file called json.py): load under a private name.
-        name = f"_jaxinspect_target_{abs(hash(str(path)))}_{path.stem}"
+    if existing is not None and getattr(existing, "__file__", None) == str(path):
+        return existing
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise TargetError(f"target {ref.spec!r}: cannot import {str(path)!r} as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise _import_failure(ref, exc) from exc
+        with user_code("import", ref.spec):
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
-def _import_module(ref: TargetRef) -> ModuleType:
+def _module_name(path: Path) -> str:
+    """The name to import ``path`` under: its stem, unless that names another module.
+
+    A file called ``json.py`` or ``rich.py`` registered as ``json`` or ``rich`` would replace
+    that module for everything imported later, jaxinspect's own imports included.
+    """
+    name = path.stem
+    existing = sys.modules.get(name)
+    if existing is not None:
+        if getattr(existing, "__file__", None) == str(path):
+            return name
+    elif name.isidentifier() and not _importable_elsewhere(name, path):
+        return name
+    return f"_jaxinspect_target_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}_{path.stem}"
+
+
+def _importable_elsewhere(name: str, path: Path) -> bool:
     try:
-        return importlib.import_module(ref.module)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and ref.module.startswith(exc.name):
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return found is not None and found.origin != str(path)
+
+
+def _missing_file(ref: TargetRef, path: Path) -> TargetError:
+    """Why ``path`` is not a Python file to import, with a near name only if one differs."""
+    where = f"target {ref.spec!r}"
+    if path.is_dir():
+        return TargetError(f"{where}: {str(path)!r} is a folder, not a Python file")
+    if path.is_symlink():
+        return TargetError(
+            f"{where}: {str(path)!r} is a symbolic link to {os.readlink(path)!r}, "
+            "which does not exist"
+        )
+    if path.exists():
+        return TargetError(f"{where}: {str(path)!r} is not a regular file")
+    hint = ""
+    folder = path.parent
+    if folder.is_dir():
+        with contextlib.suppress(OSError):
+            names = [p.name for p in folder.glob("*.py") if p.is_file() and p.name != path.name]
+            hint = did_you_mean(path.name, names)
+    return TargetError(f"{where}: file {str(path)!r} not found{hint}")
+
+
+def _import_module(ref: TargetRef) -> ModuleType:
+    parts = ref.module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        relative = ref.module.startswith(".")
+        raise TargetError(
+            f"target {ref.spec!r}: {ref.module!r} is "
+            + ("a relative module name" if relative else "not a module name or a .py path"),
+            hint="Write package.module:NAME with the full dotted name, or path/to/file.py:NAME.",
+        )
+    try:
+        with user_code("import", ref.spec):
+            return importlib.import_module(ref.module)
+    except StageError as err:
+        missing = err.__cause__
+        if (
+            isinstance(missing, ModuleNotFoundError)
+            and missing.name is not None
+            and ref.module.startswith(missing.name)
+        ):
             raise TargetError(
-                f"target {ref.spec!r}: module {exc.name!r} not found",
+                f"target {ref.spec!r}: module {missing.name!r} not found",
                 hint="Use a path ending in .py for a file, or install the package.",
             ) from None
-        raise _import_failure(ref, exc) from exc
-    except Exception as exc:
-        raise _import_failure(ref, exc) from exc
-
-
-def _import_failure(ref: TargetRef, exc: BaseException) -> StageError:
-    from jaxinspect.errtrace import format_user_failure
-
-    return StageError("import", format_user_failure("import", ref.spec, exc))
+        raise

@@ -53,14 +53,21 @@ DEFAULT_RULES = (Rule("any", "any"),)
 
 
 def parse_rules(text: str | None) -> tuple[Rule, ...]:
-    """Parse a ``--fail-on`` value; ``None`` or empty means ``any``.
+    """Parse a ``--fail-on`` value; ``None`` (not given) means ``any``.
 
     Raises:
-        UsageError: A rule is malformed or names an unknown metric.
+        UsageError: A rule is malformed or names an unknown metric, or the value names no
+            rule at all (``""``, ``",,,"``): an empty gate would pass every difference.
     """
-    if text is None or not text.strip():
+    if text is None:
         return DEFAULT_RULES
-    return tuple(_parse_rule(part.strip()) for part in text.split(",") if part.strip())
+    rules = tuple(_parse_rule(part.strip()) for part in text.split(",") if part.strip())
+    if not rules:
+        raise UsageError(
+            f"--fail-on {text!r} names no rule; with none, no difference would fail",
+            hint="Name at least one rule, e.g. --fail-on any (the default) or 'flops>+5%'.",
+        )
+    return rules
 
 
 def _parse_rule(part: str) -> Rule:
