@@ -92,7 +92,14 @@ def test_check_lifecycle(
     gated = run_cli("check", "--fail-on", "flops>+50%", "--format", "json")
     doc = json.loads(gated.stdout)
     jsonschema.validate(doc, json.loads((SCHEMAS / "snapshot-check.schema.json").read_text()))
-    assert doc["counts"] == {"changed": 1, "missing": 0, "stale": 1, "new": 0, "unchanged": 1}
+    assert doc["counts"] == {
+        "error": 0,
+        "changed": 1,
+        "missing": 0,
+        "stale": 1,
+        "new": 0,
+        "unchanged": 1,
+    }
     assert gated.exit_code == 1  # the stale snapshot still fails
     diff_schema = json.loads((SCHEMAS / "snapshot-diff.schema.json").read_text())
     for target in doc["targets"]:

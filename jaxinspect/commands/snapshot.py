@@ -109,7 +109,10 @@ def check(
     color: Annotated[ColorMode, typer.Option(help="Colour the unified diff.")] = ColorMode.AUTO,
     debug: DebugOpt = False,
 ) -> None:
-    """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change."""
+    """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change.
+
+    A target whose code fails is an `error` row; the others are still checked, then exit 3.
+    """
     with errors_to_exit_codes(debug):
         from jaxinspect.snapshot.check import run_check
         from jaxinspect.snapshot.manifest import find_manifest, load_manifest
@@ -138,6 +141,10 @@ def check(
             if text:
                 diffs = [r.diff for r in report.results if r.diff is not None]
                 write_text_diffs(console, diffs, color)
+        for failed in report.errors:  # every target was reported; the user's code failed
+            print(f"Error: {failed.error}", file=sys.stderr)
+        if report.errors:
+            raise SystemExit(int(ExitCode.TARGET_FAILED))
         if report.failed:
             raise SystemExit(int(ExitCode.DIFFERENCES))
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from jaxinspect.snapshot.thresholds import Verdict
 
 _STATUS_STYLE = {
+    "error": "bold red",
     "unchanged": "green",
     "changed": "yellow",
     "new": "cyan",
@@ -89,6 +90,8 @@ def _verdict_text(diff: SnapshotDiff, verdict: Verdict | None) -> RenderableType
 
 
 def _details(result: TargetResult) -> str:
+    if result.error is not None:
+        return result.error.splitlines()[0]
     if result.status == "missing":
         return "no stored snapshot (run check --update)"
     if result.status == "stale":

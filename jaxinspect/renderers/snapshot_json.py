@@ -89,4 +89,5 @@ def _result(r: TargetResult) -> dict[str, Any]:
         "written": r.written,
         "removed": r.removed,
         "diff": None if r.diff is None else diff_to_dict(r.diff, r.verdict),
+        "error": r.error,
     }

@@ -19,7 +19,14 @@ if TYPE_CHECKING:
 #: Diff lines shown per stage before the rest is cut (PR comments have a size limit).
 MAX_DIFF_LINES = 200
 
-_ICONS = {"unchanged": "✅", "changed": "⚠️", "new": "🆕", "missing": "❌", "stale": "🗑️"}
+_ICONS = {
+    "error": "💥",
+    "unchanged": "✅",
+    "changed": "⚠️",
+    "new": "🆕",
+    "missing": "❌",
+    "stale": "🗑️",
+}
 
 
 def render_diff_markdown(diff: SnapshotDiff, verdict: Verdict | None, title: str) -> str:
@@ -86,6 +93,8 @@ def render_check_markdown(report: CheckReport) -> str:
         out.append(f"| `{r.name}` | {_ICONS[r.status]} {r.status}{suffix} |")
     out.append("")
     for r in report.results:
+        if r.error is not None:
+            out += [f"### `{r.name}`", "", "```", r.error, "```", ""]
         if r.diff is not None and r.status == "changed":
             out.append(render_diff_markdown(r.diff, r.verdict, f"`{r.name}`"))
     return "\n".join(out).rstrip("\n") + "\n"

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxinspect.errors import UsageError
+from jaxinspect.errors import StageError, UsageError
 from jaxinspect.snapshot.compare import SnapshotDiff, diff_snapshots
 from jaxinspect.snapshot.manifest import Manifest, ManifestTarget
 from jaxinspect.snapshot.model import Snapshot
@@ -24,7 +24,7 @@ from jaxinspect.snapshot.store import (
 from jaxinspect.snapshot.thresholds import Rule, Verdict, evaluate
 
 #: Every status a target can have, in the order reports list them.
-STATUSES = ("changed", "missing", "stale", "new", "unchanged")
+STATUSES = ("error", "changed", "missing", "stale", "new", "unchanged")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,8 @@ class TargetResult:
     """One target's outcome.
 
     ``status``: ``unchanged``, ``changed``, ``missing`` (no stored snapshot), ``new`` (none was
-    stored and ``--update`` wrote it) or ``stale`` (stored, but no target produces it).
+    stored and ``--update`` wrote it), ``stale`` (stored, but no target produces it) or
+    ``error`` (the target's code failed: ``error`` says how; its snapshot is left alone).
     """
 
     name: str
@@ -42,10 +43,13 @@ class TargetResult:
     verdict: Verdict | None = None
     written: bool = False
     removed: bool = False
+    error: str | None = None
 
     @property
     def failed(self) -> bool:
         """Whether this result fails the check."""
+        if self.status == "error":
+            return True
         if self.written or self.removed:
             return False
         if self.status == "changed":
@@ -72,6 +76,11 @@ class CheckReport:
         """Whether the check fails (exit code 1)."""
         return any(r.failed for r in self.results)
 
+    @property
+    def errors(self) -> tuple[TargetResult, ...]:
+        """Targets whose code failed (the check exits 3 after reporting every target)."""
+        return tuple(r for r in self.results if r.status == "error")
+
     def counts(self) -> dict[str, int]:
         """How many targets have each status."""
         return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
@@ -89,18 +98,28 @@ def run_check(
     Raises:
         UsageError: A target, spec or stored snapshot is invalid, the disk refuses a write, or
             another update holds the snapshot folder too long.
-        StageError: A target failed to trace, lower or compile.
+    A target whose code fails (import, trace, lower, compile) is an ``error`` row.
     """
     root = manifest.snapshot_dir
     notes = _finish_interrupted(root) if update else _unfinished(root)
-    taken = [(item, _capture(item)) for item in manifest.targets]
+    taken = [(item, _capture_or_failure(item)) for item in manifest.targets]
     with locked(root, follow_symlink=True) if update else contextlib.nullcontext(0):
         results = [
             _compare_one(manifest, item, snapshot, rules, update, context, notes)
+            if isinstance(snapshot, Snapshot)
+            else TargetResult(item.name, item.target, "error", error=snapshot.message)
             for item, snapshot in taken
         ]
         results.extend(_stale(manifest, update))
     return CheckReport(str(manifest.source), str(root), update, tuple(results), tuple(notes))
+
+
+def _capture_or_failure(item: ManifestTarget) -> Snapshot | StageError:
+    """The target's snapshot, or how its code failed (a row of the report, not the end)."""
+    try:
+        return _capture(item)
+    except StageError as exc:
+        return exc
 
 
 def _capture(item: ManifestTarget) -> Snapshot:

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.store import safe_name
 from jaxinspect.suggest import did_you_mean
+from jaxinspect.yamlload import load_yaml
 
 YAML_NAME = "jaxinspect.yaml"
 PYPROJECT_NAME = "pyproject.toml"
@@ -122,12 +121,15 @@ def _parse_target(raw: Any, root: Path, where: str) -> ManifestTarget:
     module, sep, attr = target.rpartition(":")
     if sep and (module.endswith(".py") or "/" in module):
         target = f"{root / module}:{attr}"
-    name = _string(raw.get("name", f"{Path(module).stem}_{attr}" if sep else target), where)
-    if safe_name(name) != name:
-        raise UsageError(
-            f"manifest {where}.name: {name!r} is not a safe file name",
-            hint=f"Use letters, digits, '_', '-' and '.', e.g. {safe_name(name)!r}.",
-        )
+    if "name" in raw:
+        name = _string(raw["name"], f"{where}.name")
+        if safe_name(name) != name:
+            raise UsageError(
+                f"manifest {where}.name: {name!r} is not a safe file name",
+                hint=f"Use letters, digits, '_', '-' and '.', e.g. {safe_name(name)!r}.",
+            )
+    else:  # derived from the target ("my model.py:f"): made safe, the user never wrote it
+        name = safe_name(f"{Path(module).stem}_{attr}" if sep else target)
     shapes = raw.get("shapes")
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
@@ -169,6 +171,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
         raise UsageError(f"manifest {path}: {exc}") from None
+    return load_yaml(text, source=f"manifest {path}")  # limits, duplicate keys: as specs
