@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
 	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py
+	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -15,6 +15,7 @@ from pathlib import Path
 from jaxinspect.errors import UsageError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_SYMLINK = "it is a symbolic link, which jaxinspect does not follow here"
 
 
 @contextlib.contextmanager
@@ -29,7 +30,7 @@ def io_errors(path: Path, action: str = "write") -> Iterator[None]:
 def describe(exc: OSError) -> str:
     """The reason of an ``OSError`` in words, with the symlink and not-a-folder cases named."""
     if exc.errno == errno.ELOOP:
-        return "it is a symbolic link, which jaxinspect does not follow here"
+        return _SYMLINK
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
         return "a file is in the way (expected a folder)"
     return exc.strerror or str(exc)
@@ -52,8 +53,11 @@ def open_folder(path: Path, *, follow: bool) -> int:
         UsageError: ``path`` is not a folder, is a refused symlink, or cannot be opened.
     """
     flags = _DIR_FLAGS | (0 if follow else os.O_NOFOLLOW)
-    with io_errors(path, "open"):
+    try:
         return os.open(path, flags)
+    except OSError as exc:
+        reason = _SYMLINK if not follow and path.is_symlink() else describe(exc)
+        raise UsageError(f"cannot open {path}: {reason}") from None
 
 
 def open_subfolder(dir_fd: int, name: str, where: Path) -> int | None:
@@ -67,8 +71,10 @@ def open_subfolder(dir_fd: int, name: str, where: Path) -> int | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
+        # O_DIRECTORY reports a symlink as "not a directory": name what it is.
+        reason = _SYMLINK if (where / name).is_symlink() else describe(exc)
         raise UsageError(
-            f"{where / name}: {describe(exc)}; it is left alone",
+            f"{where / name}: {reason}; it is left alone",
             hint="Move it away: jaxinspect uses this name for its own files.",
         ) from None
 

@@ -52,7 +52,7 @@ def folder_lock(dir_fd: int, where: Path, timeout: float | None = None) -> Itera
 
 def _acquire(dir_fd: int, path: Path, deadline: float) -> int:
     while True:
-        with io_errors(path, "lock"):
+        with io_errors(path):
             fd = os.open(
                 LOCK_FILE,
                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,

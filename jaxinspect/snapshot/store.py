@@ -95,9 +95,16 @@ def write_snapshot(folder: Path, snapshot: Snapshot, *, follow_symlink: bool = T
             refused symlink, or another writer held the folder for too long.
     """
     contents = _file_contents(snapshot)
-    with locked(folder, follow_symlink=follow_symlink) as dir_fd:
-        recover_folder(dir_fd, folder)
-        commit_files(dir_fd, folder, contents)
+    existed = os.path.lexists(folder)
+    try:
+        with locked(folder, follow_symlink=follow_symlink) as dir_fd:
+            recover_folder(dir_fd, folder)
+            commit_files(dir_fd, folder, contents)
+    except BaseException:
+        if not existed:  # leave no empty folder behind a failed first write
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 def recover(folder: Path, *, follow_symlink: bool = True) -> str | None:

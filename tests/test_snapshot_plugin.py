@@ -1,0 +1,97 @@
+"""The pytest plugin's snapshot folder names: one folder per test id and name, never shared."""
+
+from __future__ import annotations
+
+import jax  # noqa: F401  (pytester's in-process runs unload what they import; jaxlib can't reload)
+import pytest
+
+from jaxinspect.pytest_plugin import snapshot_folder_name
+
+pytest_plugins = ["pytester"]
+
+COLLIDING = """
+import jax.numpy as jnp
+import pytest
+
+
+def model(x):
+    return jnp.tanh(x) * SCALE
+
+
+@pytest.mark.parametrize("case", ["a/b", "a_b"], ids=["a/b", "a_b"])
+def test_ids(jaxinspect_snapshot, case):
+    jaxinspect_snapshot(model, {"args": {"x": "f32[4]" if case == "a/b" else "f32[8]"}})
+
+
+def test_names(jaxinspect_snapshot):
+    jaxinspect_snapshot(model, {"args": {"x": "f32[2]"}}, name="../x")
+    jaxinspect_snapshot(model, {"args": {"x": "f32[3]"}}, name="x")
+"""
+
+
+def test_distinct_ids_and_names_get_distinct_folders(pytester: pytest.Pytester) -> None:
+    """Issue #11 item 10: ids ``a/b`` and ``a_b``, names ``../x`` and ``x`` shared a folder."""
+    pytester.makepyfile(test_model=COLLIDING.replace("SCALE", "2.0"))
+    pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=3)
+    root = pytester.path / "__snapshots__" / "test_model"
+    assert sorted(p.name for p in root.iterdir()) == [
+        "test_ids[a%2Fb]",
+        "test_ids[a_b]",
+        "test_names+%2E.%2Fx",
+        "test_names+x",
+    ]
+    assert all((p / "hlo.txt").is_file() for p in root.iterdir())
+    pytester.runpytest().assert_outcomes(passed=3)  # each compares with its own snapshot
+    pytester.makepyfile(test_model=COLLIDING.replace("SCALE", "3.0"))
+    pytester.runpytest().assert_outcomes(failed=3)
+
+
+CASE_ONLY = """
+import jax.numpy as jnp
+import pytest
+
+
+@pytest.mark.parametrize("case", ["A", "a"])
+def test_case(jaxinspect_snapshot, case):
+    jaxinspect_snapshot(jnp.sin, {"args": {"x": "f32[4]"}})
+
+
+def test_twice(jaxinspect_snapshot):
+    jaxinspect_snapshot(jnp.sin, {"args": {"x": "f32[4]"}}, name="2")
+    jaxinspect_snapshot(jnp.sin, {"args": {"x": "f32[4]"}})
+"""
+
+
+def test_true_collisions_are_clear_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_model=CASE_ONLY)
+    result = pytester.runpytest("--jaxinspect-update")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_case?a? and *test_case?A? would share the snapshot folder*differ only in letter"
+            " case*",
+            "*name='2' is taken twice in this test*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "name", "folder"),
+    [
+        ("test_x", "", "test_x"),
+        ("test_x[float32-4]", "", "test_x[float32-4]"),
+        ("test_x", "batch1", "test_x+batch1"),
+        ("test_x[a+b]", "", "test_x[a%2Bb]"),
+        ("test_x", "a+b", "test_x+a%2Bb"),
+        ("..", "", "%2E."),
+        ("test_é", "%", "test_%C3%A9+%25"),
+    ],
+)
+def test_folder_names_escape_every_other_character(test: str, name: str, folder: str) -> None:
+    assert snapshot_folder_name(test, name) == folder
+
+
+def test_long_names_end_with_a_hash_of_the_whole_id() -> None:
+    one, two = (snapshot_folder_name("test_x[" + "a" * 300 + tail + "]", "") for tail in "bc")
+    assert one != two and len(one) == len(two) == 200
+    assert one[183] == "~" and "~" not in snapshot_folder_name("test_x[a~b]", "")
