@@ -74,7 +74,9 @@ def test_check_lifecycle(
     assert clean.exit_code == 0 and "2 unchanged" in clean.stdout
 
     (project / "prog.py").write_text(textwrap.dedent(PROGRAM).replace("x * 2.0", "x * 3.0"))
-    monkeypatch.delitem(sys.modules, "prog")  # as in a fresh process: import the edited file
+    for name, module in list(sys.modules.items()):  # as in a fresh process: import the edit
+        if getattr(module, "__file__", None) == str((project / "prog.py").resolve()):
+            monkeypatch.delitem(sys.modules, name)
     (project / "snaps" / "old_target").mkdir()
     write_snapshot(project / "snaps" / "old_target", read_snapshot(project / "snaps" / "shift"))
     changed = run_cli("check", "--format", "markdown")
