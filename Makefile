@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
 	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py
+	$(BIN)/python tests/benchmarks/bench_phase_fidelity.py
 	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
 
 clean:
