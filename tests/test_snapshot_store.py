@@ -147,6 +147,8 @@ def test_symlinked_snapshot_files_and_lock_are_not_followed(stored: Path, tmp_pa
     (dest / "hlo.txt").symlink_to(target)
     (dest / "provenance.json").unlink()
     (dest / "provenance.json").symlink_to(target)
+    with pytest.raises(UsageError, match="hlo.txt: corrupt snapshot: it is a symbolic link"):
+        read_snapshot(dest)
     write_snapshot(dest, read_snapshot(stored / "shifted"))
     assert not (dest / "hlo.txt").is_symlink()
     assert _snapshot_files(dest) == _snapshot_files(stored / "shifted")

@@ -8,6 +8,7 @@ if a write committed in between, they read again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.commit import COMMIT, STAGING_DIR, read_commit
 from jaxinspect.snapshot.fsio import describe, open_folder, open_subfolder
 from jaxinspect.snapshot.model import SNAPSHOT_FILES, SUMMARY_FILE
+from jaxinspect.snapshot.validate import CorruptSnapshotError
 
 _TRIES = 50
 _Identity = tuple[str, int, int, int, int]
@@ -64,6 +66,8 @@ def _read_once(dir_fd: int, folder: Path) -> tuple[dict[str, bytes], list[_Ident
                 raise _Moved from None
             except OSError as exc:
                 path = folder / STAGING_DIR / name if staged else folder / name
+                if exc.errno == errno.ELOOP:  # a damaged snapshot: --update replaces the link
+                    raise CorruptSnapshotError(path, describe(exc)) from None
                 raise UsageError(f"cannot read {path}: {describe(exc)}") from None
             with os.fdopen(fd, "rb") as handle:
                 info = os.fstat(handle.fileno())
