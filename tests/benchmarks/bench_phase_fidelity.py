@@ -4,8 +4,8 @@ For each sample, runs `jaxinspect stages --format json` and a plain script that 
 three steps with time.perf_counter (garbage collector left on, as a user's script has it), each
 in a fresh process, in pairs whose order alternates. The plain script creates JAX's backend
 before timing, as any script that has made an array has (and as `stages` has when it traces);
-otherwise its `lower` would include creating the CPU client. Prints per phase the medians of both and
-the median of the per-pair ratios (jaxinspect / plain). Goal: every ratio within 0.8-1.25.
+otherwise its `lower` would include creating the CPU client. Prints per phase the medians of
+both and the median of the per-pair ratios (jaxinspect / plain). Goal: each within 0.8-1.25.
 Run with `make bench` (or `--pairs N`); exits 1 when a ratio misses the goal.
 """
 
