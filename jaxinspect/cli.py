@@ -138,7 +138,8 @@ def stages(
         if len(cases) > 1:
             from jaxinspect.commands.cases_view import show_case_comparison
 
-            show_case_comparison(target, cases, options, json=output_format is OutputFormat.JSON)
+            as_json = output_format is OutputFormat.JSON
+            show_case_comparison(target, cases, options, json=as_json, debug=debug)
             return
         report = _inspect(target, cases[0][1], options)
         if output_format is OutputFormat.JSON:

@@ -1,10 +1,16 @@
-"""Run every case of a multi-case spec through ``stages`` and line their reports up."""
+"""Run every case of a multi-case spec through ``stages`` and line their reports up.
+
+A case that fails (its spec does not bind, the user's code raises) becomes a row with its
+error; the other cases still run.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from jaxinspect.casefailure import CaseFailure, case_failure, failure_to_dict, worst_exit_code
+from jaxinspect.errors import ExitCode, JaxInspectError
 from jaxinspect.inspection import InspectOptions, run_inspection
 from jaxinspect.leaves import SHORT_DTYPES
 from jaxinspect.model import InspectionReport, report_to_dict
@@ -16,13 +22,16 @@ _SHORT = {long: short for short, long in SHORT_DTYPES.items()}
 
 @dataclass(frozen=True, slots=True)
 class CaseReport:
-    """One case's full report, and the arguments that set it apart from the other cases."""
+    """One case's full report (or its error), and the arguments that set it apart."""
 
     name: str
     source: str
-    report: InspectionReport
-    #: ``path dtype[dims]`` or ``path=value`` of every argument that differs between cases.
+    #: ``None`` when the case failed; ``error`` then says why.
+    report: InspectionReport | None
+    #: ``path dtype[dims]`` or ``path=value`` of every argument that differs between the
+    #: cases that ran (empty for a failed case).
     distinct_args: tuple[str, ...]
+    error: CaseFailure | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,29 +42,53 @@ class CaseComparison:
     composition: str | None
     cases: tuple[CaseReport, ...]
 
+    @property
+    def failures(self) -> tuple[CaseReport, ...]:
+        """The cases that failed, in file order."""
+        return tuple(case for case in self.cases if case.error is not None)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """The worst exit code of the failed cases; 0 when every case ran."""
+        return worst_exit_code(c.error.exit_code for c in self.cases if c.error is not None)
+
 
 def compare_cases(
     target: str, cases: tuple[tuple[str, Spec], ...], options: InspectOptions
 ) -> CaseComparison:
     """Inspect ``target`` once per case (one pipeline run each), in file order.
 
+    A case whose run raises a ``JaxInspectError`` (spec, usage or the user's code) gets that
+    error instead of a report, and the next case runs.
+
     Raises:
-        SpecError, UsageError, StageError: as ``run_inspection``, for the first failing case.
+        TargetError: The target cannot be loaded (no case can run).
     """
     loaded = load_target(target)
-    reports = [(name, spec, run_inspection(loaded, spec, options)[0]) for name, spec in cases]
-    described = [_arg_labels(report) for _, _, report in reports]
-    varying = _varying_paths(described)
+    outcomes: list[tuple[str, Spec, InspectionReport | CaseFailure]] = []
+    for name, spec in cases:
+        try:
+            outcomes.append((name, spec, run_inspection(loaded, spec, options)[0]))
+        except JaxInspectError as exc:
+            outcomes.append((name, spec, case_failure(exc)))
+    described = {
+        name: _arg_labels(result)
+        for name, _, result in outcomes
+        if isinstance(result, InspectionReport)
+    }
+    varying = _varying_paths(list(described.values()))
     rows = tuple(
         CaseReport(
             name,
             spec.source,
-            report,
-            tuple(label for path, label in labels.items() if path in varying),
+            result,
+            tuple(label for path, label in described[name].items() if path in varying),
         )
-        for (name, spec, report), labels in zip(reports, described, strict=True)
+        if isinstance(result, InspectionReport)
+        else CaseReport(name, spec.source, None, (), result)
+        for name, spec, result in outcomes
     )
-    composition = reports[0][2].composition if reports else None
+    composition = next((r.report.composition for r in rows if r.report is not None), None)
     return CaseComparison(target, composition, rows)
 
 
@@ -82,7 +115,7 @@ CASES_SCHEMA_VERSION = 1
 
 
 def comparison_to_dict(comparison: CaseComparison) -> dict[str, Any]:
-    """The comparison as JSON: one full ``stages`` document per case, in file order."""
+    """The comparison as JSON: one full ``stages`` document (or an error) per case, in order."""
     return {
         "schema_version": CASES_SCHEMA_VERSION,
         "target": comparison.target,
@@ -92,7 +125,8 @@ def comparison_to_dict(comparison: CaseComparison) -> dict[str, Any]:
                 "name": case.name,
                 "source": case.source,
                 "distinct_args": list(case.distinct_args),
-                "report": report_to_dict(case.report),
+                "report": None if case.report is None else report_to_dict(case.report),
+                "error": None if case.error is None else failure_to_dict(case.error),
             }
             for case in comparison.cases
         ],

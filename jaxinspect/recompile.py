@@ -6,7 +6,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax
@@ -15,7 +15,8 @@ import jaxlib
 from jaxinspect.backend import select_device
 from jaxinspect.binding import CallPlan, bind_spec
 from jaxinspect.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
-from jaxinspect.errors import SpecError
+from jaxinspect.casefailure import CaseFailure, case_failure
+from jaxinspect.errors import JaxInspectError, SpecError
 from jaxinspect.frames import hide_tool_frames
 from jaxinspect.inputs import abstract_tree, build_call
 from jaxinspect.spec import Spec
@@ -59,6 +60,19 @@ class CaseOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedCase:
+    """A case that could not go through the jitted function: the error it raised."""
+
+    name: str
+    source: str
+    error: CaseFailure
+
+
+#: A case with its call plan, or the failure that stopped it before jit.
+_Bound = tuple[str, Spec, CallPlan | FailedCase]
+
+
+@dataclass(frozen=True, slots=True)
 class SweepReport:
     """The recompilation sweep of one target: every case, in spec order."""
 
@@ -68,14 +82,19 @@ class SweepReport:
     jax_version: str
     jaxlib_version: str
     x64: bool
-    cases: tuple[CaseOutcome, ...]
+    cases: tuple[CaseOutcome | FailedCase, ...]
     max_compiles: int | None = None
     schema_version: int = field(default=1)
 
     @property
     def total_compiles(self) -> int:
         """XLA compilations the whole sweep caused."""
-        return sum(c.compiles for c in self.cases)
+        return sum(c.compiles for c in self.cases if isinstance(c, CaseOutcome))
+
+    @property
+    def failures(self) -> tuple[FailedCase, ...]:
+        """The cases that failed, in spec order."""
+        return tuple(c for c in self.cases if isinstance(c, FailedCase))
 
     @property
     def exceeded(self) -> bool:
@@ -121,11 +140,12 @@ def run_sweep(
     """Send each case's abstract arguments through one ``jax.jit`` of the target, in order.
 
     Each case runs ``jitted.trace(...).lower().compile()``, which goes through the same
-    tracing, lowering and compilation caches as a call; nothing is executed.
+    tracing, lowering and compilation caches as a call; nothing is executed. A case that
+    fails (it does not bind, binds static/donated arguments unlike the first case that binds,
+    or the user's function raises) becomes a ``FailedCase``, and the next case runs.
 
     Raises:
-        SpecError: A case does not bind, or binds static/donated arguments unlike the first.
-        StageError: The user's function failed for a case.
+        StageError: ``jax.jit`` refused the function itself (no case can run).
     """
     chain = composition(loaded, transforms)
     target = loaded.ref.spec
@@ -133,38 +153,26 @@ def run_sweep(
     device = select_device(backend)
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
-        calls = [(name, spec, bind_spec(function, spec, target=target)) for name, spec in cases]
-        jitted = _one_jit(function, calls, target)
-        outcomes: list[CaseOutcome] = []
+        bound = [_bind(name, spec, function, target) for name, spec in cases]
+        jitted, bound = _one_jit(function, bound, target)
+        results: list[CaseOutcome | FailedCase] = []
         executables: list[tuple[str, Any]] = []
         with _counting() as counter:
-            for name, spec, plan in calls:
-                args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
-                start = time.perf_counter()
-                compiled = _aot(jitted, args, kwargs, target)
-                wall = time.perf_counter() - start
-                counts, seconds = counter.take()
-                executable = compiled.runtime_executable()
+            for name, spec, plan in bound:
+                if isinstance(plan, FailedCase):
+                    results.append(plan)
+                    continue
+                try:
+                    outcome = _sweep_case(name, spec, plan, jitted, device, target, counter)
+                except JaxInspectError as exc:
+                    counter.take()  # events of a failed attempt are not the next case's
+                    results.append(FailedCase(name, spec.source, case_failure(exc)))
+                    continue
+                executable, case = outcome
                 shared = next((n for n, e in executables if e is executable), None)
                 executables.append((name, executable))
-                key = build_cache_key(plan, args, kwargs)
-                nearest, changes = _nearest(key, outcomes)
-                outcomes.append(
-                    CaseOutcome(
-                        name=name,
-                        source=spec.source,
-                        key=key,
-                        compiled=counts.get(COMPILE_EVENT, 0) > 0,
-                        traces=counts.get(TRACE_EVENT, 0),
-                        lowerings=counts.get(LOWER_EVENT, 0),
-                        compiles=counts.get(COMPILE_EVENT, 0),
-                        compile_s=seconds.get(COMPILE_EVENT, 0.0),
-                        wall_s=wall,
-                        shares_with=shared,
-                        nearest=nearest,
-                        changes=changes,
-                    )
-                )
+                nearest, changes = _nearest(case.key, results)
+                results.append(replace(case, shares_with=shared, nearest=nearest, changes=changes))
     return SweepReport(
         target=target,
         composition=chain,
@@ -172,35 +180,85 @@ def run_sweep(
         jax_version=jax.__version__,
         jaxlib_version=jaxlib.__version__,
         x64=x64,
-        cases=tuple(outcomes),
+        cases=tuple(results),
         max_compiles=max_compiles,
     )
 
 
+def _bind(name: str, spec: Spec, function: Callable[..., Any], target: str) -> _Bound:
+    try:
+        return name, spec, bind_spec(function, spec, target=target)
+    except JaxInspectError as exc:
+        return name, spec, FailedCase(name, spec.source, case_failure(exc))
+
+
+def _sweep_case(
+    name: str,
+    spec: Spec,
+    plan: CallPlan,
+    jitted: Any,
+    device: Any,
+    target: str,
+    counter: _EventCounter,
+) -> tuple[Any, CaseOutcome]:
+    """Compile one case through ``jitted``; its executable and its outcome (no neighbours yet)."""
+    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+    start = time.perf_counter()
+    compiled = _aot(jitted, args, kwargs, target)
+    wall = time.perf_counter() - start
+    counts, seconds = counter.take()
+    outcome = CaseOutcome(
+        name=name,
+        source=spec.source,
+        key=build_cache_key(plan, args, kwargs),
+        compiled=counts.get(COMPILE_EVENT, 0) > 0,
+        traces=counts.get(TRACE_EVENT, 0),
+        lowerings=counts.get(LOWER_EVENT, 0),
+        compiles=counts.get(COMPILE_EVENT, 0),
+        compile_s=seconds.get(COMPILE_EVENT, 0.0),
+        wall_s=wall,
+        shares_with=None,
+        nearest=None,
+        changes=(),
+    )
+    return compiled.runtime_executable(), outcome
+
+
 def _one_jit(
-    function: Callable[..., Any], calls: list[tuple[str, Spec, CallPlan]], target: str
-) -> Any:
-    first_name, _, first = calls[0]
-    for _, spec, plan in calls[1:]:
-        for attr in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
-            if getattr(plan, attr) != getattr(first, attr):
-                raise SpecError(
-                    f"{spec.source}: binds {attr}={getattr(plan, attr)} but case `{first_name}` "
-                    f"binds {getattr(first, attr)}; one jitted function has one {attr}",
-                    hint="Give every case the same static and donated parameters.",
-                )
+    function: Callable[..., Any], bound: list[_Bound], target: str
+) -> tuple[Any, list[_Bound]]:
+    """One ``jax.jit`` for every case; cases binding statics/donation unlike the first fail."""
+    first = next(((n, p) for n, _, p in bound if isinstance(p, CallPlan)), None)
+    if first is None:  # no case binds: nothing to jit
+        return None, bound
+    first_name, first_plan = first
+    checked: list[_Bound] = []
+    for name, spec, plan in bound:
+        if isinstance(plan, CallPlan):
+            for attr in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
+                if getattr(plan, attr) != getattr(first_plan, attr):
+                    error = SpecError(
+                        f"{spec.source}: binds {attr}={getattr(plan, attr)} but case "
+                        f"`{first_name}` binds {getattr(first_plan, attr)}; one jitted function "
+                        f"has one {attr}",
+                        hint="Give every case the same static and donated parameters.",
+                    )
+                    plan = FailedCase(name, spec.source, case_failure(error))
+                    break
+        checked.append((name, spec, plan))
     # A fresh wrapper is a new cache identity: earlier jits of the same function in this
     # process (tests, notebooks) cannot turn the sweep's first compile into a hit.
     fresh = functools.wraps(function)(lambda *a, **k: function(*a, **k))
     hide_tool_frames()
     with user_code("trace", target, step="jit"):
-        return jax.jit(
+        jitted = jax.jit(
             fresh,
-            static_argnums=first.static_argnums,
-            static_argnames=first.static_argnames,
-            donate_argnums=first.donate_argnums,
-            donate_argnames=first.donate_argnames,
+            static_argnums=first_plan.static_argnums,
+            static_argnames=first_plan.static_argnames,
+            donate_argnums=first_plan.donate_argnums,
+            donate_argnames=first_plan.donate_argnames,
         )
+    return jitted, checked
 
 
 def _aot(jitted: Any, args: list[Any], kwargs: dict[str, Any], target: str) -> Any:
@@ -208,11 +266,15 @@ def _aot(jitted: Any, args: list[Any], kwargs: dict[str, Any], target: str) -> A
         return jitted.trace(*args, **kwargs).lower().compile()
 
 
-def _nearest(key: CacheKey, earlier: list[CaseOutcome]) -> tuple[str | None, tuple[KeyChange, ...]]:
+def _nearest(
+    key: CacheKey, earlier: list[CaseOutcome | FailedCase]
+) -> tuple[str | None, tuple[KeyChange, ...]]:
     """The earlier case with the fewest differing components (the latest on a tie)."""
     best: tuple[str | None, tuple[KeyChange, ...]] = (None, ())
     best_count: int | None = None
     for outcome in earlier:
+        if isinstance(outcome, FailedCase):
+            continue
         changes = key_changes(outcome.key, key)
         if best_count is None or len(changes) <= best_count:
             best, best_count = (outcome.name, changes), len(changes)

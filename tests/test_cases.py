@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import Result
 
 from jaxinspect.cases import load_spec_cases, parse_spec_cases_text
-from jaxinspect.comparison import CaseComparison, compare_cases
+from jaxinspect.comparison import CaseComparison, compare_cases, comparison_to_dict
 from jaxinspect.errors import SpecError
 from jaxinspect.inspection import InspectOptions
 from jaxinspect.renderers.cases import render_cases_console
@@ -134,3 +134,81 @@ def test_cli_stages_compares_cases_and_case_picks_one(
     assert hlo.exit_code == 2
     assert "has 2 cases (small, large); this command runs one: add --case NAME" in hlo.stderr
     assert run_cli("hlo", AXPY, "-s", path, "--case", "small").exit_code == 0
+
+
+# ok and ok2 run; mismatch fails in the user's code (exit 3), typo does not bind (exit 2).
+FAILING = """
+cases:
+  ok: {args: {x: 'f32[4]', y: 'f32[4]'}}
+  mismatch: {args: {x: 'f32[4]', y: 'f32[5]'}}
+  typo: {args: {x: 'f32[4]', z: 'f32[4]'}}
+  ok2: {args: {x: 'f32[8]', y: 'f32[8]'}}
+"""
+
+
+def _validate_cases(document: dict[str, object]) -> None:
+    cases_schema = json.loads((ROOT / "jaxinspect/schemas/cases.schema.json").read_text())
+    registry = Registry().with_resource(STAGES_SCHEMA["$id"], Resource.from_contents(STAGES_SCHEMA))
+    jsonschema.Draft202012Validator(cases_schema, registry=registry).validate(document)
+
+
+def test_failing_cases_are_rows_in_json_and_the_worst_code_wins(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    path = tmp_path / "failing.yaml"
+    path.write_text(FAILING)
+    result = run_cli("stages", AXPY, "-s", path, "--no-execute", "-f", "json")
+    assert result.exit_code == 3, result.stderr  # the worst of 3 (mismatch) and 2 (typo)
+    document = json.loads(result.stdout)
+    _validate_cases(document)
+    cases = {c["name"]: c for c in document["cases"]}
+    assert list(cases) == ["ok", "mismatch", "typo", "ok2"]
+    assert cases["ok"]["error"] is None and cases["ok2"]["error"] is None
+    assert cases["ok2"]["report"]["cost"]["flops"] == 16
+    assert cases["ok2"]["distinct_args"] == ["x f32[8]", "y f32[8]"]
+    mismatch, typo = cases["mismatch"], cases["typo"]
+    assert (mismatch["report"], mismatch["distinct_args"]) == (None, [])
+    assert mismatch["error"]["exit_code"] == 3
+    assert mismatch["error"]["stage"] == "trace"
+    assert mismatch["error"]["message"].startswith(f"{AXPY}: trace failed: TypeError: add got")
+    assert typo["error"] == {
+        "message": f"{path}: cases.typo: args.z: {AXPY}(x, y) has no parameter `z`",
+        "exit_code": 2,
+        "stage": None,
+        "hint": None,
+    }
+    assert f"Error: case mismatch: {AXPY}: trace failed: TypeError" in result.stderr
+    assert f"Error: case typo: {path}: cases.typo: args.z:" in result.stderr
+    assert "Error: 2 of 4 cases failed (mismatch, typo); the others ran" in result.stderr
+
+
+def test_failing_case_in_the_table_and_a_spec_error_alone_exits_2(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    path = tmp_path / "failing.yaml"
+    path.write_text(FAILING.replace("  mismatch: {args: {x: 'f32[4]', y: 'f32[5]'}}\n", ""))
+    result = run_cli("stages", AXPY, "-s", path, "--no-execute")
+    assert result.exit_code == 2, result.stderr
+    assert "jit(axpy): 3 cases, 1 failed" in result.stdout
+    assert re.search(r"FLOPs\s+│\s+8 │\s+failed │\s+16 │", result.stdout)
+    assert re.search(r"│ typo\s+│ \(failed\)\s+│", result.stdout)
+    assert "case typo failed (exit 2): " in result.stdout
+    assert "Error: case typo: " in result.stderr
+
+
+def test_every_case_failing_still_prints_every_row(tmp_path: Path) -> None:
+    cases = parse_spec_cases_text(
+        "cases:\n  a: {args: {z: 'f32[2]'}}\n  b: {args: {x: 'f32[2]', y: 'f32[3]'}}\n",
+        source="s.yaml",
+    ).cases
+    comparison = compare_cases(AXPY, cases, InspectOptions(execute=False))
+    assert [c.name for c in comparison.failures] == ["a", "b"]
+    assert comparison.exit_code == 3
+    assert comparison.composition is None
+    _validate_cases(comparison_to_dict(comparison))
+    out = io.StringIO()
+    Console(width=100, file=out, color_system=None).print(render_cases_console(comparison))
+    text = out.getvalue()
+    assert ":axpy: 2 cases, 2 failed" in text  # no composition: the target names the table
+    assert re.search(r"FLOPs\s+│\s+failed │\s+failed │", text)
+    assert "case a failed (exit 2): s.yaml: cases.a: args.z:" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typer.testing import Result
 
 from jaxinspect.cachekey import CacheKey, LeafKey, key_changes
 from jaxinspect.cases import parse_spec_cases_text
-from jaxinspect.errors import SpecError
+from jaxinspect.errors import ExitCode
 from jaxinspect.recompile import SweepReport, run_sweep
 from jaxinspect.target import load_target
 from tests.conftest import ROOT, sample
@@ -91,11 +92,16 @@ def test_key_changes_cover_structure_and_missing_leaves() -> None:
     ]
 
 
-def test_cases_must_agree_on_static_parameters(program: Path) -> None:
+def test_a_case_binding_other_statics_fails_alone(program: Path) -> None:
     text = SWEEP + "  e: {args: {x: 'f32[8,4]', lr: 0.1, training: 'bool[]'}}\n"
     cases = parse_spec_cases_text(text, source="sweep.yaml").cases
-    with pytest.raises(SpecError, match=r"^sweep.yaml: cases.e: binds static_argnums=\(\)"):
-        run_sweep(load_target(f"{program / 'step.py'}:step"), cases)
+    report = run_sweep(load_target(f"{program / 'step.py'}:step"), cases)
+    assert [c.name for c in report.cases] == ["a", "a_again", "b", "c", "d", "e"]
+    [failed] = report.failures
+    assert failed.name == "e"
+    assert failed.error.exit_code == ExitCode.USAGE_ERROR
+    assert failed.error.message.startswith("sweep.yaml: cases.e: binds static_argnums=()")
+    assert report.total_compiles == 4  # the other five ran as without e
 
 
 @pytest.mark.parametrize(("limit", "code"), [(4, 0), (3, 1)])
@@ -157,4 +163,81 @@ def test_transform_and_failing_case(run_cli: Callable[..., Result], tmp_path: Pa
     assert json.loads(result.stdout)["composition"] == "jit(grad(loss_fn, argnums=0))"
     failed = run_cli("recompile", target, "-s", sweep)
     assert failed.exit_code == 3
+    assert "Error: case bad: " in failed.stderr
     assert "dot_general requires contracting dimensions" in failed.stderr
+    assert "1 XLA compilations for 2 cases (1 failed)" in failed.stdout
+    assert re.search(r"│ bad\s+│ failed \(exit 3\) │", failed.stdout)
+
+
+# ok and ok2 compile; mismatch fails in the user's code (3), typo does not bind (2).
+FAILING = """
+cases:
+  ok: {args: {x: 'f32[4]', y: 'f32[4]'}}
+  mismatch: {args: {x: 'f32[4]', y: 'f32[5]'}}
+  typo: {args: {x: 'f32[4]', z: 'f32[4]'}}
+  ok2: {args: {x: 'f32[8]', y: 'f32[8]'}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("cases", "max_compiles", "code"),
+    [
+        (["ok", "mismatch", "typo", "ok2"], None, 3),  # the worst of 3 and 2
+        (["ok", "typo", "ok2"], None, 2),
+        (["ok", "typo", "ok2"], "1", 2),  # 2 beats the exceeded gate's 1
+        (["ok", "ok2"], "1", 1),
+    ],
+)
+def test_failing_cases_are_rows_and_the_worst_code_wins(
+    run_cli: Callable[..., Result],
+    tmp_path: Path,
+    cases: list[str],
+    max_compiles: str | None,
+    code: int,
+) -> None:
+    sweep = tmp_path / "failing.yaml"
+    sweep.write_text(FAILING)
+    args = ["recompile", sample("simple.py") + ":axpy", "-s", sweep, "-f", "json"]
+    args += [arg for name in cases for arg in ("--case", name)]
+    args += ["--max-compiles", max_compiles] if max_compiles else []
+    result = run_cli(*args)
+    assert result.exit_code == code, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    assert [c["name"] for c in document["cases"]] == cases
+    assert document["total_compiles"] == 2
+    errors = {c["name"]: c["error"] for c in document["cases"]}
+    assert errors["ok"] is None and errors["ok2"] is None
+    assert document["cases"][-1]["changes"][0]["text"] == "x: shape 4 → 8"
+    if "mismatch" in cases:
+        assert errors["mismatch"]["exit_code"] == 3
+        assert errors["mismatch"]["stage"] == "compile"
+        assert "incompatible shapes for broadcasting" in errors["mismatch"]["message"]
+        assert "Error: case mismatch: " in result.stderr
+    if "typo" in cases:
+        assert errors["typo"] == {
+            "message": f"{sweep}: cases.typo: args.z: {sample('simple.py')}:axpy(x, y) "
+            "has no parameter `z`",
+            "exit_code": 2,
+            "stage": None,
+            "hint": None,
+        }
+        assert f"Error: case typo: {sweep}: cases.typo: args.z:" in result.stderr
+    failed = [name for name in cases if errors[name] is not None]
+    if failed:
+        assert f"{len(failed)} of {len(cases)} cases failed ({', '.join(failed)})" in result.stderr
+
+
+def test_debug_prints_each_failed_case_traceback_and_still_sweeps(
+    run_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    sweep = tmp_path / "failing.yaml"
+    sweep.write_text(FAILING)
+    target = sample("simple.py") + ":axpy"
+    result = run_cli(
+        "recompile", target, "-s", sweep, "--case", "mismatch", "--case", "ok2", "--debug"
+    )
+    assert result.exit_code == 3, result.stderr
+    assert "1 XLA compilations for 2 cases (1 failed)" in result.stdout
+    assert "Traceback (most recent call last):" in result.stderr
+    assert "Error: case mismatch: " in result.stderr

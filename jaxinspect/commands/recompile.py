@@ -42,11 +42,16 @@ def recompile(
     ] = SweepFormat.TABLE,
     debug: DebugOpt = False,
 ) -> None:
-    """Send every case of the spec through ONE jitted TARGET; count and explain compilations."""
+    """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
+
+    A case that fails is a row with its error; the others still run, and the command exits
+    with the worst exit code (of the failures, and 1 when --max-compiles is exceeded).
+    """
     with errors_to_exit_codes(debug):
         if shapes is None:
             raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
         from jaxinspect.cases import load_spec_cases
+        from jaxinspect.commands.case_errors import exit_for_failed_cases
         from jaxinspect.recompile import run_sweep
         from jaxinspect.renderers.recompile import render_sweep_console, render_sweep_json
         from jaxinspect.target import load_target
@@ -76,7 +81,12 @@ def recompile(
                 f"{max_compiles}",
                 err=True,
             )
-            raise SystemExit(int(ExitCode.DIFFERENCES))
+        exit_for_failed_cases(
+            [(failed.name, failed.error) for failed in report.failures],
+            total=len(report.cases),
+            debug=debug,
+            code=ExitCode.DIFFERENCES if report.exceeded else ExitCode.OK,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -25,9 +25,12 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
 
     Rows: XLA compile seconds, FLOPs and bytes accessed (cost_analysis), argument, output and
     temp bytes and JAX's peak (memory_analysis), median cached call; then each case's
-    arguments that differ from the other cases.
+    arguments that differ from the other cases. A failed case's cells read ``failed``, and its
+    error's first line follows the tables.
     """
+    failed = len(comparison.failures)
     title = f"{comparison.composition or comparison.target}: {len(comparison.cases)} cases"
+    title += f", {failed} failed" if failed else ""
     table = Table(title=title, title_justify="left")
     table.add_column("metric", style="bold", no_wrap=True)
     for case in comparison.cases:
@@ -40,9 +43,17 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
     args.add_column("case", style="bold", no_wrap=True)
     args.add_column("arguments")
     for case in comparison.cases:
-        args.add_row(case.name, ", ".join(case.distinct_args) or "(same as every case)")
+        if case.error is not None:
+            args.add_row(case.name, "(failed)")
+        else:
+            args.add_row(case.name, ", ".join(case.distinct_args) or "(same as every case)")
     parts: list[RenderableType] = [table, args]
     parts += [Text(f"n/a {path}: {reason}", style="dim") for path, reason in notes.items()]
+    parts += [
+        Text(f"case {case.name} failed (exit {int(error.exit_code)}): {error.summary}", style="red")
+        for case in comparison.cases
+        if (error := case.error) is not None
+    ]
     return Group(*parts)
 
 
@@ -60,6 +71,8 @@ _ROWS = (
 
 def _cells(case: CaseReport, notes: dict[str, str]) -> list[str]:
     report = case.report
+    if report is None:
+        return ["failed"] * len(_ROWS)
 
     def na(path: str) -> str:
         reason = report.reason(path) or next(

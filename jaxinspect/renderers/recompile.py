@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jaxinspect.cachekey import CacheKey
-from jaxinspect.recompile import CaseOutcome, SweepReport
+from jaxinspect.casefailure import failure_to_dict
+from jaxinspect.recompile import CaseOutcome, FailedCase, SweepReport
 from jaxinspect.units import format_seconds
 
 
@@ -31,7 +32,9 @@ def sweep_to_dict(report: SweepReport) -> dict[str, Any]:
     }
 
 
-def _case_to_dict(case: CaseOutcome) -> dict[str, Any]:
+def _case_to_dict(case: CaseOutcome | FailedCase) -> dict[str, Any]:
+    if isinstance(case, FailedCase):
+        return {"name": case.name, "source": case.source, "error": failure_to_dict(case.error)}
     return {
         "name": case.name,
         "source": case.source,
@@ -52,6 +55,7 @@ def _case_to_dict(case: CaseOutcome) -> dict[str, Any]:
             for c in case.changes
         ],
         "key": _key_to_dict(case.key),
+        "error": None,
     }
 
 
@@ -81,25 +85,35 @@ def render_sweep_console(report: SweepReport) -> RenderableType:
     """One row per case, then each case's cache key.
 
     Per case: compiled or hit (and whose executable), the traces/lowerings/compilations JAX
-    reported (t/l/c), XLA's compile seconds, and what differs from the nearest earlier case.
+    reported (t/l/c), XLA's compile seconds, and what differs from the nearest earlier case;
+    a failed case's row has its exit code and the first line of its error instead.
     """
-    table = Table(title=f"{report.composition}: {len(report.cases)} cases", title_justify="left")
+    failed = len(report.failures)
+    title = f"{report.composition}: {len(report.cases)} cases"
+    title += f", {failed} failed" if failed else ""
+    table = Table(title=title, title_justify="left")
     table.add_column("case", style="bold", no_wrap=True)
     table.add_column("result", no_wrap=True)
     table.add_column("t/l/c", justify="right", no_wrap=True)
     table.add_column("XLA compile", justify="right", no_wrap=True)
-    table.add_column("why (vs the nearest earlier case)", no_wrap=True)
+    table.add_column("why (vs the nearest earlier case)")
     for case in report.cases:
+        if isinstance(case, FailedCase):
+            error = case.error
+            why = Text(error.summary, style="red")
+            table.add_row(case.name, f"failed (exit {int(error.exit_code)})", "—", "—", why)
+            continue
         events = f"{case.traces}/{case.lowerings}/{case.compiles}"
         compile_s = format_seconds(case.compile_s) if case.compiled else "—"
         table.add_row(case.name, _result(case), events, compile_s, _why(case))
     parts: list[RenderableType] = [table, _keys_table(report)]
     limit = "" if report.max_compiles is None else f" (--max-compiles {report.max_compiles})"
     verdict = "EXCEEDED" if report.exceeded else ""
+    failures = f" ({failed} failed)" if failed else ""
     parts.append(
         Text(
             f"{report.total_compiles} XLA compilations for {len(report.cases)} cases"
-            f"{limit} {verdict}".rstrip(),
+            f"{failures}{limit} {verdict}".rstrip(),
             style="bold red" if report.exceeded else "",
         )
     )
@@ -132,6 +146,8 @@ def _keys_table(report: SweepReport) -> Table:
     table.add_column("value")
     seen: dict[CacheKey, str] = {}
     for case in report.cases:
+        if isinstance(case, FailedCase):
+            continue
         if case.key in seen:
             table.add_row(case.name, "(all)", f"same as {seen[case.key]}")
             continue
