@@ -284,8 +284,9 @@ def test_a_failing_case_or_compare_spec_is_a_row_and_the_worst_code_wins(run_cli
     assert "too long for f" in large["error"]["message"]
     assert wrong["spec"] == str(broken) and wrong["error"]["exit_code"] == 2
     assert "`y`" in wrong["error"]["message"]
-    assert f"Error: {spec} [large]: " in result.stderr
-    assert f"Error: {broken}: " in result.stderr
+    assert f"Error: case {spec} [large]: " in result.stderr
+    assert f"Error: case {broken}: " in result.stderr
+    assert "2 of 3 cases failed" in result.stderr
     table = run_cli("bench", f"{target}:f", "--shapes", spec, "--case", "large", "--compare",
                     broken, *common)  # fmt: skip
     assert table.exit_code == 3, table.stderr  # every spec failed: rows, and no environment

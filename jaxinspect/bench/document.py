@@ -14,6 +14,7 @@ from jaxinspect.bench.model import (
     SpecFailure,
     SpecOutcome,
 )
+from jaxinspect.casefailure import failure_to_dict
 
 
 def bench_to_dict(report: BenchReport) -> dict[str, Any]:
@@ -55,15 +56,7 @@ def bench_to_dict(report: BenchReport) -> dict[str, Any]:
 def outcome_to_dict(outcome: SpecOutcome) -> dict[str, Any]:
     """One spec's measurements, or ``{"spec", "error"}`` for a spec that failed."""
     if isinstance(outcome, SpecFailure):
-        return {
-            "spec": outcome.spec,
-            "error": {
-                "exit_code": outcome.exit_code,
-                "stage": outcome.stage,
-                "message": outcome.message,
-                "hint": outcome.hint,
-            },
-        }
+        return {"spec": outcome.spec, "error": failure_to_dict(outcome.failure)}
     return result_to_dict(outcome)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxinspect.casefailure import CaseFailure
+
 #: Version of the bench JSON document; bump on any incompatible change of paths or meanings.
 BENCH_SCHEMA_VERSION = 1
 
@@ -151,12 +153,12 @@ class SpecFailure:
     """A spec (or case) of a sweep whose benchmark failed; the other specs still ran."""
 
     spec: str
-    #: The exit code this failure alone would have ended the run with.
-    exit_code: int
-    #: The pipeline stage that failed (``trace``, ``execute``...), ``None`` if not in one.
-    stage: str | None
-    message: str
-    hint: str | None
+    failure: CaseFailure
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code this failure alone would have ended the run with."""
+        return int(self.failure.exit_code)
 
 
 #: One spec's outcome: its measurements, or why it has none.

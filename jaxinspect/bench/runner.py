@@ -33,6 +33,7 @@ from jaxinspect.bench.steady import (
     measure_tiny_dispatch,
     split_donated,
 )
+from jaxinspect.casefailure import case_failure
 from jaxinspect.errors import JaxInspectError
 from jaxinspect.inputs import check_input_size
 from jaxinspect.inspection import PreparedCall, prepare_call, x64_mode
@@ -131,13 +132,7 @@ def run_bench(
 
 
 def _failure(source: SpecSource, exc: JaxInspectError) -> SpecFailure:
-    return SpecFailure(
-        spec=source.label,
-        exit_code=int(exc.exit_code),
-        stage=getattr(exc, "stage", None),
-        message=exc.message,
-        hint=exc.hint,
-    )
+    return SpecFailure(source.label, case_failure(exc))
 
 
 def _bench_one(

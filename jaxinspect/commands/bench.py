@@ -117,7 +117,7 @@ def bench(
         with _progress_bar() as (progress, notice):
             report = run_bench(target, main, others, options, progress, notice)
         _render(report, output_format)
-        _exit_for_failures(report)
+        _exit_for_failures(report, debug)
 
 
 def _sources(
@@ -146,15 +146,12 @@ def _sources(
     return sources
 
 
-def _exit_for_failures(report: "BenchReport") -> None:
+def _exit_for_failures(report: "BenchReport", debug: bool) -> None:
     """Name every spec that failed on stderr and exit with the worst exit code of them."""
-    failures = report.failures
-    for failure in failures:
-        print(f"Error: {failure.spec}: {failure.message}", file=sys.stderr)
-        if failure.hint:
-            print(f"Hint: {failure.hint}", file=sys.stderr)
-    if failures:
-        raise SystemExit(max(f.exit_code for f in failures))
+    from jaxinspect.commands.case_errors import exit_for_failed_cases
+
+    failures = [(f.spec, f.failure) for f in report.failures]
+    exit_for_failed_cases(failures, total=len(report.outcomes), debug=debug)
 
 
 def _render(report: Any, output_format: BenchFormat) -> None:

@@ -37,7 +37,8 @@ def render_bench_console(report: BenchReport) -> RenderableType:
 
 def _result_parts(result: SpecOutcome) -> list[RenderableType]:
     if isinstance(result, SpecFailure):
-        return [Text(f"FAILED (exit {result.exit_code}): {result.message}", style="bold red")]
+        message = result.failure.message
+        return [Text(f"FAILED (exit {result.exit_code}): {message}", style="bold red")]
     parts: list[RenderableType] = [_cold_table(result.cold, result.persistent_cache)]
     if result.persistent_cache is not None:
         parts.append(_cache_summary(result.persistent_cache))
@@ -161,7 +162,7 @@ def _compare_table(report: BenchReport) -> RenderableType:
     for result in report.outcomes:
         if isinstance(result, SpecFailure):
             # The error itself is in the spec's own section above, and on stderr.
-            where = f", {result.stage}" if result.stage else ""
+            where = f", {result.failure.stage}" if result.failure.stage else ""
             failed = Text(f"failed (exit {result.exit_code}{where})", style="red")
             table.add_row(escape(result.spec), *(["—"] * 5), failed)
             continue
