@@ -14,6 +14,7 @@ from conftest import sample
 from jaxinspect.costmodel.analysis import analyse_compiled
 from jaxinspect.costmodel.breakdown import ProgramCost
 from jaxinspect.costmodel.hlotext import parse_instruction, parse_module
+from jaxinspect.costmodel.ownership import UserCode
 from jaxinspect.costmodel.report import build_cost_report
 from jaxinspect.costmodel.sourcemap import parse_frame_table
 from jaxinspect.hloinfo import hlo_op_counts
@@ -225,7 +226,7 @@ def test_partitioned_modules_are_marked_per_device():
     text = compiled.as_text()
     header, rest = text.split("\n", 1)
     client = compiled.runtime_executable().client
-    program, _ = analyse_module(f"{header}, num_partitions=8\n{rest}", client, ())
+    program, _ = analyse_module(f"{header}, num_partitions=8\n{rest}", client, UserCode(()))
     assert program.partitions == 8
     assert program.counted_once == single.counted_once
 

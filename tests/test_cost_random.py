@@ -10,6 +10,7 @@ import pytest
 from jaxinspect.costmodel.analysis import analyse_compiled
 from jaxinspect.costmodel.breakdown import analyse_module
 from jaxinspect.costmodel.hlotext import join_attributes, parse_module
+from jaxinspect.costmodel.ownership import UserCode
 from jaxinspect.costmodel.xlacost import module_cost, wrap_instruction
 
 N = 64
@@ -61,7 +62,7 @@ def test_wrapper_drops_control_predecessors_from_text_that_has_them(noisy_compil
         wrapped = wrap_instruction(hlo, comp, instr)
         assert "control-predecessors" not in wrapped
         assert module_cost(client, wrapped).bytes_accessed > 0
-    program, _ = analyse_module(text, client, ())
+    program, _ = analyse_module(text, client, UserCode(()))
     assert program.flags == ()
 
 

@@ -66,8 +66,13 @@ def cost(
         GroupBy, typer.Option(help="Main table: per op, or per source line, function or scope.")
     ] = GroupBy.OP,
     top: Annotated[
-        int, typer.Option(min=0, help="Rows per table (0 = all); JSON always has every op.")
-    ] = 20,
+        int | None,
+        typer.Option(
+            min=0,
+            help="Rows per table (0 = all). Default: 10 in the main table, 5 in the fusion "
+            "and copy tables. JSON always has every op.",
+        ),
+    ] = None,
     sort: Annotated[
         SortKey, typer.Option(help="Order of op rows (time needs a device or --peak-*).")
     ] = SortKey.FLOPS,
@@ -81,6 +86,14 @@ def cost(
     peak_bandwidth: Annotated[
         float | None, typer.Option(min=1.0, help="Peak memory bandwidth for the roofline, B/s.")
     ] = None,
+    user_code: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--user-code",
+            help="File, folder or package whose frames are your code, repeatable; costs go on "
+            "its innermost line. Default: the target's folder.",
+        ),
+    ] = None,
     case: CaseOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -89,7 +102,8 @@ def cost(
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
-        report = _analyse(target, load_cli_spec(shapes, arg, case), backend, sort.value, profile)
+        spec = load_cli_spec(shapes, arg, case)
+        report = _analyse(target, spec, backend, sort.value, profile, user_code)
         if output_format is CostFormat.JSON:
             from jaxinspect.renderers.cost_json import render_cost_json
 
@@ -98,7 +112,8 @@ def cost(
             from jaxinspect.renderers.cost_console import render_cost
             from jaxinspect.renderers.stdout import stdout_console
 
-            stdout_console().print(render_cost(report, by=by.value, top=top or None))
+            rows = {} if top is None else {"top": top or None, "detail_top": top or None}
+            stdout_console().print(render_cost(report, by=by.value, **rows))
 
 
 def _profile(
@@ -111,7 +126,12 @@ def _profile(
 
 
 def _analyse(
-    target: str, spec: "Spec", backend: str | None, sort: str, profile: "DeviceProfile | None"
+    target: str,
+    spec: "Spec",
+    backend: str | None,
+    sort: str,
+    profile: "DeviceProfile | None",
+    user_code: list[str] | None = None,
 ) -> "CostReport":
     from dataclasses import replace
 
@@ -119,16 +139,19 @@ def _analyse(
 
     from jaxinspect import collect
     from jaxinspect.costmodel.analysis import analyse_compiled
+    from jaxinspect.costmodel.ownership import frames_recorded, resolve_user_code
     from jaxinspect.costmodel.report import build_cost_report
     from jaxinspect.inspection import InspectOptions, run_inspection
     from jaxinspect.target import load_target
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
     options = InspectOptions(backend=backend, sections=("memory",), execute=False)
-    with Console(stderr=True).status(f"analysing {target} …"):
-        source, artifacts = run_inspection(load_target(target), spec, options)
-        program = analyse_compiled(artifacts.compiled)
+    loaded = load_target(target)
+    user = resolve_user_code(user_code or [], loaded.source_file)
+    with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
+        source, artifacts = run_inspection(loaded, spec, options)
+        program = analyse_compiled(artifacts.compiled, user=user)
         reasons = [r for r in source.unavailable if r[0] != "cost"]
         summary = collect.collect_cost(artifacts.compiled, reasons, program)
     source = replace(source, cost=summary, unavailable=tuple(reasons))
-    return build_cost_report(source, program, sort, profile)
+    return build_cost_report(source, program, sort, profile, user)

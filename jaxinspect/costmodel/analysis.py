@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from jaxinspect.costmodel.breakdown import ProgramCost, analyse_module
-from jaxinspect.costmodel.sourcemap import excluded_prefixes
+from jaxinspect.costmodel.ownership import UserCode, library_prefixes
 from jaxinspect.model import LoopAwareCost
 
 
-def analyse_compiled(compiled: Any, *, split_fusions: bool = True) -> ProgramCost:
+def analyse_compiled(
+    compiled: Any, *, user: UserCode | None = None, split_fusions: bool = True
+) -> ProgramCost:
     """Per-op costs of the compiled program's (first) optimized HLO module.
 
-    ``split_fusions=False`` skips sharing fusions' FLOPs among source lines (totals only).
+    ``user`` says whose frames are source lines (default: any frame outside JAX, jaxinspect
+    and its harness); ``split_fusions=False`` skips sharing fusions' FLOPs among source lines
+    (totals only).
 
     Raises:
         ValueError: The module text could not be parsed.
@@ -29,7 +33,8 @@ def analyse_compiled(compiled: Any, *, split_fusions: bool = True) -> ProgramCos
     options.print_control_dependencies = False
     text = executable.hlo_modules()[0].to_string(options)
     client = executable.client
-    return analyse_module(text, client, excluded_prefixes(), split_fusions=split_fusions)[0]
+    user = UserCode((), library_prefixes()) if user is None else user
+    return analyse_module(text, client, user, split_fusions=split_fusions)[0]
 
 
 def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:

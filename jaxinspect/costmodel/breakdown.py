@@ -9,9 +9,10 @@ from typing import Any
 
 from jaxinspect.costmodel.fusionsplit import CostShare, split_fusion
 from jaxinspect.costmodel.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.costmodel.ownership import UserCode
 from jaxinspect.costmodel.shapes import element_type, shape_bytes
 from jaxinspect.costmodel.sourcemap import FrameTable, SourceLocation, parse_frame_table
-from jaxinspect.costmodel.xlacost import XlaCost, module_cost, wrap_instruction
+from jaxinspect.costmodel.xlacost import UncostedError, XlaCost, module_cost, wrap_instruction
 
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
@@ -37,6 +38,8 @@ class OpCost:
     source: SourceLocation | None
     #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
     shares: tuple[CostShare, ...] = ()
+    #: No source metadata at all: XLA made the instruction (copies, backward convolutions).
+    created_by_xla: bool = False
 
     @property
     def total(self) -> XlaCost | None:
@@ -64,6 +67,9 @@ class CostFlag:
     kind: str  # custom-call, unknown-trip-count, conditional, unanalysed
     instruction: str
     computation: str
+    #: A short sentence shared by every instruction flagged for the same cause (grouped on).
+    reason: str
+    #: What is particular to this instruction (XLA's own message), else ``reason`` again.
     detail: str
 
 
@@ -102,20 +108,20 @@ def _sum(costs: Any) -> XlaCost:
 
 
 def analyse_module(
-    text: str, client: Any, excluded: tuple[str, ...], *, split_fusions: bool = True
+    text: str, client: Any, user: UserCode, *, split_fusions: bool = True
 ) -> tuple[ProgramCost, FrameTable]:
     """Cost every instruction of a module printed with metadata and large constants.
 
     Args:
         text: ``HloModule.to_string`` output (metadata and frame tables included).
         client: The backend client whose cost model XLA applies.
-        excluded: Path prefixes whose frames are not the user's.
+        user: Whose frames are the user's (``--user-code``) and which are libraries.
         split_fusions: Also cost each fused instruction, to share a fusion's FLOPs among
             source lines (not needed for totals; about doubles the work).
     """
     hlo = parse_module(text)
     frames = parse_frame_table(text)
-    walker = _Walker(hlo, frames, client, excluded, split_fusions)
+    walker = _Walker(hlo, frames, client, user, split_fusions)
     walker.walk(hlo.entry, 1)
     partitions = re.search(r"\bnum_partitions=(\d+)", hlo.header)
     program = ProgramCost(
@@ -135,10 +141,10 @@ class _Walker:
         hlo: HloText,
         frames: FrameTable,
         client: Any,
-        excluded: tuple[str, ...],
+        user: UserCode,
         split_fusions: bool,
     ) -> None:
-        self.hlo, self.frames, self.client, self.excluded = hlo, frames, client, excluded
+        self.hlo, self.frames, self.client, self.user = hlo, frames, client, user
         self.split_fusions = split_fusions
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
@@ -159,14 +165,8 @@ class _Walker:
         source = self._source(instr)
         self.loops.append(LoopInfo(instr.name, comp.name, body, cond, trips, runs, source))
         if trips is None:
-            self.flags.append(
-                CostFlag(
-                    "unknown-trip-count",
-                    instr.name,
-                    comp.name,
-                    "XLA proved no trip count: the body is counted once per run of the loop",
-                )
-            )
+            why = "XLA proved no trip count: the body is counted once per run of the loop"
+            self._flag("unknown-trip-count", instr, comp, why)
         # The condition runs once more than the body: the test that ends the loop.
         self.walk(self.hlo.computation(body), runs * (1 if trips is None else trips))
         self.walk(self.hlo.computation(cond), runs * (1 if trips is None else trips + 1))
@@ -197,6 +197,7 @@ class _Walker:
             op_name=instr.op_name,
             source=self._source(instr),
             shares=self._shares(instr, per_run),
+            created_by_xla=instr.created_by_xla,
         )
 
     def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
@@ -207,29 +208,35 @@ class _Walker:
             or not per_run.flops + per_run.transcendentals
         ):
             return ()
-        return split_fusion(self.hlo, instr, self.client, self.frames, self.excluded)
+        return split_fusion(self.hlo, instr, self.client, self.frames, self.user)
 
     def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
         """XLA's figure, or ``None`` (flagged) where it has none."""
         target = instr.custom_call_target
         try:
             cost = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
-        except ValueError as exc:
+        except UncostedError as exc:
             if instr.opcode != "custom-call":
-                self._flag("unanalysed", instr, comp, str(exc))
+                self._flag("unanalysed", instr, comp, exc.reason, exc.detail)
                 return None
             # XLA answers -1 ("unknown") for custom calls it cannot model (LAPACK on CPU).
-            why = "XLA has no cost model for it, so it is not counted (lower bound)"
+            why = "XLA has no cost model for it"
             self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
+            return None
+        except (KeyError, ValueError) as exc:  # the printed instruction did not parse back
+            why = "jaxinspect could not wrap the instruction alone"
+            self._flag("unanalysed", instr, comp, why, f"{type(exc).__name__}: {exc}"[:200])
             return None
         if instr.opcode == "custom-call" and not cost.flops:
             # Some backends model library calls (cuBLAS GEMMs on GPU); zero FLOPs means not.
-            why = "XLA counts its bytes but no FLOPs (lower bound)"
+            why = "XLA counts its bytes but no FLOPs"
             self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
         return cost
 
-    def _flag(self, kind: str, instr: HloInstr, comp: HloComputation, detail: str) -> None:
-        self.flags.append(CostFlag(kind, instr.name, comp.name, detail))
+    def _flag(
+        self, kind: str, instr: HloInstr, comp: HloComputation, reason: str, detail: str = ""
+    ) -> None:
+        self.flags.append(CostFlag(kind, instr.name, comp.name, reason, detail or reason))
 
     def _fused_ops(self, instr: HloInstr) -> tuple[tuple[str, int], ...]:
         callee = instr.callee("calls") if instr.opcode == "fusion" else None
@@ -241,4 +248,4 @@ class _Walker:
         return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def _source(self, instr: HloInstr) -> SourceLocation | None:
-        return self.frames.user_location(instr.stack_frame_id, self.excluded)
+        return self.frames.user_location(instr.stack_frame_id, self.user)

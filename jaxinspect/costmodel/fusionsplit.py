@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect.costmodel.hlotext import HloInstr, HloText
+from jaxinspect.costmodel.ownership import UserCode
 from jaxinspect.costmodel.sourcemap import FrameTable, SourceLocation
 from jaxinspect.costmodel.xlacost import module_cost, wrap_instruction
 
@@ -20,6 +21,8 @@ class CostShare:
     op_name: str | None
     flops_fraction: float
     transcendentals_fraction: float
+    #: The fused instruction has no source metadata: XLA made it.
+    created_by_xla: bool = False
 
 
 def split_fusion(
@@ -27,7 +30,7 @@ def split_fusion(
     fusion: HloInstr,
     client: Any,
     frames: FrameTable,
-    excluded: tuple[str, ...],
+    user: UserCode,
 ) -> tuple[CostShare, ...]:
     """Shares of ``fusion``'s cost, one per fused instruction that computes something.
 
@@ -46,7 +49,7 @@ def split_fusion(
             continue
         try:
             cost = module_cost(client, wrap_instruction(hlo, comp, instr))
-        except ValueError:  # e.g. a custom call fused in: no share rather than a wrong one
+        except (KeyError, ValueError):  # a custom call fused in: no share, not a wrong one
             continue
         if cost.flops or cost.transcendentals:
             parts.append((instr, cost.flops, cost.transcendentals))
@@ -56,10 +59,11 @@ def split_fusion(
         CostShare(
             instruction=instr.name,
             opcode=instr.opcode,
-            source=frames.user_location(instr.stack_frame_id, excluded),
+            source=frames.user_location(instr.stack_frame_id, user),
             op_name=instr.op_name,
             flops_fraction=f / flops if flops else 0.0,
             transcendentals_fraction=t / transcendentals if transcendentals else 0.0,
+            created_by_xla=instr.created_by_xla,
         )
         for instr, f, t in parts
     )

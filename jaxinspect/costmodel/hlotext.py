@@ -55,6 +55,11 @@ class HloInstr:
         return None if match is None else match.group(1).replace('\\"', '"')
 
     @property
+    def created_by_xla(self) -> bool:
+        """No source metadata at all: XLA made the instruction (a backward convolution...)."""
+        return self.op_name is None and self.stack_frame_id is None
+
+    @property
     def stack_frame_id(self) -> int | None:
         """Index into the module's ``StackFrames`` table."""
         match = _FRAME_ID.search(self.attributes)

@@ -80,10 +80,22 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
                 "instruction": f.instruction,
                 "computation": f.computation,
                 "kind": f.kind,
+                "reason": f.reason,
                 "detail": f.detail,
             }
             for f in program.flags
         ],
+        "not_counted_groups": [
+            {
+                "kind": g.kind,
+                "reason": g.reason,
+                "count": g.count,
+                "lower_bound": g.lower_bound,
+                "instructions": list(g.instructions),
+            }
+            for g in report.flag_groups
+        ],
+        "user_code": _user_code(report),
         "fusions": {"by_kind": dict(report.fusion_kinds), "count": len(report.fusions)},
         "data_movement": [op.name for op in report.data_movement],
         "custom_calls": [
@@ -152,7 +164,16 @@ def _op(op: OpCost, point: RooflinePoint | None, total: XlaCost) -> dict[str, An
         "output_bytes": op.output_bytes,
         "op_name": op.op_name,
         "source": _source(op.source),
+        "created_by_xla": op.created_by_xla,
         "roofline": _point(point),
+    }
+
+
+def _user_code(report: CostReport) -> dict[str, Any]:
+    user = report.user_code
+    return {
+        "roots": [] if user is None else list(user.roots),
+        "chosen": user is not None and user.chosen,
     }
 
 

@@ -45,8 +45,8 @@ def estimate_peak(memory: MemorySummary) -> PeakEstimate | None:
     if peak is None:
         why = "the backend reports no peak"
     else:
-        why = f"JAX's peak {peak:,} B is below argument + temp - alias = {floor:,} B"
-    return PeakEstimate(derived, "derived", f"{why}; argument + output + temp - alias used")
+        why = f"JAX's peak is below argument + temp - alias ({floor:,} B)"
+    return PeakEstimate(derived, "derived", f"{why}; the derived peak is used")
 
 
 def fit_memory(estimate: PeakEstimate, capacity_bytes: int) -> MemoryFit:

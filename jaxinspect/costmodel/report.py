@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxinspect.costmodel.aggregate import CostGroup, fusion_kinds, group_ops
+from jaxinspect.costmodel.aggregate import (
+    CostGroup,
+    FlagGroup,
+    fusion_kinds,
+    group_flags,
+    group_ops,
+)
 from jaxinspect.costmodel.breakdown import OpCost, ProgramCost
 from jaxinspect.costmodel.memoryfit import MemoryFit, PeakEstimate, estimate_peak, fit_memory
+from jaxinspect.costmodel.ownership import UserCode
 from jaxinspect.costmodel.profiles import DeviceProfile
 from jaxinspect.costmodel.roofline import RooflinePoint, roofline_point
 from jaxinspect.model import CostSummary, InspectionReport, MemorySummary
@@ -36,6 +43,10 @@ class CostReport:
     fit: MemoryFit | None
     #: (JSON path, reason) for the nulls this report adds to the stages report's.
     unavailable: tuple[tuple[str, str], ...] = ()
+    #: Whose frames were the user's when ops were put on source lines.
+    user_code: UserCode | None = None
+    #: ``program.flags`` grouped by kind and reason.
+    flag_groups: tuple[FlagGroup, ...] = ()
 
     @property
     def xla(self) -> CostSummary | None:
@@ -76,7 +87,11 @@ class CostReport:
 
 
 def build_cost_report(
-    source: InspectionReport, program: ProgramCost, sort: str, profile: DeviceProfile | None
+    source: InspectionReport,
+    program: ProgramCost,
+    sort: str,
+    profile: DeviceProfile | None,
+    user_code: UserCode | None = None,
 ) -> CostReport:
     """Sort, group and place ``program`` on ``profile``'s roofline."""
     ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile)))
@@ -103,6 +118,8 @@ def build_cost_report(
         peak=peak,
         fit=fit,
         unavailable=_reasons(source, profile, peak, fit),
+        user_code=user_code,
+        flag_groups=group_flags(program.flags),
     )
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxinspect.costmodel.ownership import UserCode
 
 _SECTION = re.compile(
     r"^(FileNames|FunctionNames|FileLocations|StackFrames)\n((?:[^\n]+\n)*)", re.M
@@ -46,16 +50,20 @@ class FrameTable:
             out.append(loc)
         return tuple(out)
 
-    def user_location(
-        self, frame_id: int | None, excluded: tuple[str, ...]
-    ) -> SourceLocation | None:
-        """The innermost frame not under an ``excluded`` path prefix nor a ``<frozen ...>`` one."""
+    def user_location(self, frame_id: int | None, user: UserCode) -> SourceLocation | None:
+        """The innermost frame of the user's code; else the innermost one outside libraries.
+
+        ``user`` says which files are the user's (``--user-code``, by default the target's
+        folder) and which never are (JAX, jaxinspect...). Library code the user calls (flax's
+        ``Dense``) is thereby put on the user's line that called it.
+        """
         if frame_id is None:
             return None
-        for loc in self.chain(frame_id):
-            if not loc.file.startswith("<") and not loc.file.startswith(excluded):
-                return loc
-        return None
+        chain = self.chain(frame_id)
+        owned = next((loc for loc in chain if user.owns(loc.file)), None)
+        if owned is not None:
+            return owned
+        return next((loc for loc in chain if not user.is_library(loc.file)), None)
 
 
 def parse_frame_table(text: str) -> FrameTable:
@@ -100,15 +108,3 @@ def _records(lines: list[str]) -> list[tuple[int, dict[str, int]]]:
             fields = {k: int(v) for k, v in _FIELD.findall(match.group(2))}
             out.append((int(match.group(1)), fields))
     return out
-
-
-def excluded_prefixes() -> tuple[str, ...]:
-    """Folders whose frames are never the user's: JAX, jaxlib, jaxinspect and its harness."""
-    import importlib.util
-
-    out = [str(Path(__file__).resolve().parent.parent) + "/"]
-    for name in ("jax", "jaxlib", "typer", "click", "rich", "_pytest", "pytest", "pluggy"):
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin is not None:
-            out.append(str(Path(spec.origin).resolve().parent) + "/")
-    return tuple(out)

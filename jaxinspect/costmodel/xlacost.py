@@ -43,24 +43,52 @@ class XlaCost:
         )
 
 
+class UncostedError(ValueError):
+    """XLA gave no cost for a wrapped instruction.
+
+    ``reason`` is a short sentence shared by every instruction that failed the same way (the
+    "not counted" table groups by it); ``detail`` is XLA's own first line, for JSON readers.
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+#: ``UncostedError.reason`` values.
+NOT_PARSED = "XLA could not read the instruction wrapped alone (a jaxinspect limitation)"
+NOT_ANALYSED = "XLA's cost analysis failed on the instruction"
+SENTINEL = "XLA's cost model has no figure for it (it returned a negative sentinel)"
+
+
 def module_cost(client: Any, text: str) -> XlaCost:
     """XLA's ``HloCostAnalysis`` of a module given as text (jaxlib private API, pinned < 0.11).
 
     Raises:
-        ValueError: XLA rejected the text or returned a sentinel (negative) value.
+        UncostedError: XLA rejected the text or returned a sentinel (negative) value.
     """
     from jax._src.lib import xla_client
     from jaxlib import _hlo
 
     try:
         module = _hlo.hlo_module_from_text(text)
+    except Exception as exc:  # XLA reports parse failures as runtime errors
+        raise UncostedError(NOT_PARSED, _first_line(exc)) from exc
+    try:
         raw = xla_client._xla.hlo_module_cost_analysis(client, module)
-    except Exception as exc:  # XLA reports parse and analysis failures as runtime errors
-        raise ValueError(f"XLA could not analyse the wrapped instruction: {exc}") from exc
+    except Exception as exc:
+        raise UncostedError(NOT_ANALYSED, _first_line(exc)) from exc
     values = [float(raw.get(key, 0.0)) for key in (FLOPS, TRANSCENDENTALS, BYTES)]
     if any(v < 0 or not math.isfinite(v) for v in values):
-        raise ValueError(f"XLA returned a sentinel cost {values}")
+        raise UncostedError(SENTINEL, f"flops, transcendentals, bytes = {values}")
     return XlaCost(*values)
+
+
+def _first_line(exc: Exception) -> str:
+    """The first non-empty line of XLA's message (the rest repeats the module text)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0][:200] if lines else type(exc).__name__
 
 
 def wrap_instruction(hlo: HloText, comp: HloComputation, instr: HloInstr) -> str:

@@ -7,14 +7,18 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from jaxinspect.renderers.cost_tables import (
+    ByWidth,
+    caption_rest,
+    cost_table,
     data_movement_table,
+    first_names,
     format_time,
     fusion_table,
     memory_table,
     roofline_table,
+    source_label,
 )
 from jaxinspect.units import format_bytes, format_count
 
@@ -24,19 +28,37 @@ if TYPE_CHECKING:
     from jaxinspect.costmodel.roofline import RooflinePoint
 
 
-def render_cost(report: CostReport, *, by: str = "op", top: int | None = 20) -> RenderableType:
-    """Every section of the ``cost`` report; ``by`` picks the main table, ``top`` its rows."""
+#: Rows of the main table, and of each detail table, when ``--top`` is not given.
+MAIN_ROWS, DETAIL_ROWS = 10, 5
+
+
+def render_cost(
+    report: CostReport,
+    *,
+    by: str = "op",
+    top: int | None = MAIN_ROWS,
+    detail_top: int | None = DETAIL_ROWS,
+) -> RenderableType:
+    """Every section of the ``cost`` report.
+
+    Args:
+        report: The report.
+        by: The main table: ``op``, or groups by ``line``, ``function`` or ``scope``.
+        top: Rows of the main table and of the "not counted" groups (None: all).
+        detail_top: Rows of the fusion and copy tables, and instructions named per
+            "not counted" group (None: all).
+    """
     parts: list[RenderableType | None] = [_header(report), _totals_table(report)]
-    if report.program.flags:
-        parts.append(_flags_table(report))
+    if report.flag_groups:
+        parts.append(_flags_table(report, top, detail_top))
     if report.program.loops:
         parts.append(_loops_table(report))
     if by == "op":
-        parts.append(_ops_table(report, top))
+        parts.append(ByWidth(lambda width: _ops_table(report, top, width)))
     else:
         groups = {"line": report.by_line, "function": report.by_function}.get(by, report.by_scope)
         parts.append(_group_table(report, by, groups, top))
-    parts += [fusion_table(report, top), data_movement_table(report, top)]
+    parts += [fusion_table(report, detail_top), data_movement_table(report, detail_top)]
     parts += [roofline_table(report), memory_table(report)]
     return Group(*[p for p in parts if p is not None])
 
@@ -47,14 +69,25 @@ def _header(report: CostReport) -> RenderableType:
     grid.add_column(style="bold")
     grid.add_column()
     grid.add_row("target", src.target)
-    grid.add_row("function", src.function_name)
+    if src.target.rpartition(":")[2] != src.function_name:  # e.g. model.apply -> apply
+        grid.add_row("function", src.function_name)
     grid.add_row("backend", f"{src.backend}  ({', '.join(src.devices)})")
     grid.add_row("jax / jaxlib", f"{src.jax_version} / {src.jaxlib_version}")
+    if report.user_code is not None:
+        roots = ", ".join(_short_path(r) for r in report.user_code.roots) or "(unknown)"
+        origin = "--user-code" if report.user_code.chosen else "the target's folder"
+        grid.add_row("your code", f"{roots}  ({origin})")
     return grid
 
 
+def _short_path(path: str) -> str:
+    """A root relative to the working directory when under it, else as given."""
+    cwd = str(Path.cwd()) + "/"
+    return ("./" + path[len(cwd) :]) if path.startswith(cwd) else path
+
+
 def _totals_table(report: CostReport) -> RenderableType:
-    table = Table(title="cost totals", title_justify="left")
+    table = cost_table("cost totals")
     table.add_column("metric")
     table.add_column("XLA cost_analysis()", justify="right")
     table.add_column("loop-aware (jaxinspect)", justify="right")
@@ -93,17 +126,22 @@ def _totals_table(report: CostReport) -> RenderableType:
     return table
 
 
-def _flags_table(report: CostReport) -> RenderableType:
-    table = Table(title="not counted / lower bound", title_justify="left", title_style="bold red")
-    for column in ("kind", "instruction", "computation", "why"):
-        table.add_column(column, overflow="fold")
-    for flag in report.program.flags:
-        table.add_row(flag.kind, flag.instruction, flag.computation, flag.detail)
+def _flags_table(report: CostReport, top: int | None, names: int | None) -> RenderableType:
+    lower = report.program.lower_bound
+    table = cost_table("not counted / lower bound" if lower else "flagged")
+    table.title_style = "bold red" if lower else "bold yellow"
+    for column in ("kind", "why", "count", "instructions"):
+        table.add_column(column, overflow="fold", justify="right" if column == "count" else "left")
+    for group in report.flag_groups[:top]:
+        table.add_row(
+            group.kind, group.reason, f"{group.count:,}", first_names(group.instructions, names)
+        )
+    caption_rest(table, len(report.flag_groups), top)
     return table
 
 
 def _loops_table(report: CostReport) -> RenderableType:
-    table = Table(title="while loops", title_justify="left")
+    table = cost_table("while loops")
     for column in ("loop", "trip count", "loop runs", "body", "source"):
         table.add_column(
             column, justify="right" if "runs" in column or "trip" in column else "left"
@@ -115,38 +153,47 @@ def _loops_table(report: CostReport) -> RenderableType:
     return table
 
 
-def _ops_table(report: CostReport, top: int | None) -> RenderableType:
+def _ops_table(report: CostReport, top: int | None, width: int) -> RenderableType:
     roof = report.profile is not None
-    table = Table(title=f"ops by {report.sort} (loop-aware)", title_justify="left")
-    columns = ["op", "kind", "shape", "runs", "flops", "%", "bytes", "transc.", "source"]
-    for column in columns + (["flop/B", "bound", "time ≥"] if roof else []):
-        table.add_column(column, justify="right" if column in _NUMERIC else "left", overflow="fold")
+    # Numbers stay whole and names fold where the columns fit (about 100 wide); on a
+    # narrower console, or with the roofline columns, everything folds as it must.
+    whole_numbers = width >= 100 and not roof
+    rows = report.costly_ops
+    shown = rows[:top]
+    # Most programs have none: the column would only take width from the source lines.
+    transc = any(op.total is not None and op.total.transcendentals for op in shown)
+    table = cost_table(f"ops by {report.sort} (loop-aware)")
+    columns = ["op", "kind", "shape", "runs", "flops", "%", "bytes"]
+    columns += ["transc."] if transc else []
+    for column in columns + ["source"] + (["flop/B", "bound", "time ≥"] if roof else []):
+        table.add_column(
+            column,
+            justify="right" if column in _NUMERIC else "left",
+            no_wrap=whole_numbers and column in _NUMERIC,
+            min_width=_MIN_WIDTHS.get(column) if whole_numbers else None,
+            max_width=20 if column == "shape" else None,
+            overflow="ellipsis" if column == "shape" else "fold",
+        )
     whole = report.program.loop_aware.flops
     points = dict(zip(report.program.ops, report.op_roofline, strict=True))
-    rows = report.costly_ops
-    for op in rows[:top]:
+    for op in shown:
         total = op.total
         kind = op.opcode if op.fusion_kind is None else op.fusion_kind
         if op.custom_call_target:
             kind += f" {op.custom_call_target}"
-        where = "" if op.source is None else f"{op.source.label} {_short(op.source.function)}"
         cells = [op.name, kind, op.shape.split("{")[0], f"{op.runs:,}"]
         if total is None:
-            cells += ["not counted", "", "not counted", "", where]
+            cells += ["not counted", "", "—"] + (["—"] if transc else [])
         else:
             share = f"{100 * total.flops / whole:.1f}" if whole else ""
-            cells += [
-                format_count(total.flops),
-                share,
-                format_bytes(total.bytes_accessed),
-                format_count(total.transcendentals),
-                where,
-            ]
+            cells += [format_count(total.flops), share, format_bytes(total.bytes_accessed)]
+            cells += [format_count(total.transcendentals)] if transc else []
+        cells.append(source_label(op.source, op.created_by_xla))
         if roof:
             cells += _roofline_cells(points[op])
         table.add_row(*cells)
     hidden = len(report.program.ops) - len(rows)
-    _caption_rest(table, len(rows), top, hidden)
+    caption_rest(table, len(rows), top, hidden)
     return table
 
 
@@ -155,6 +202,8 @@ def _short(function: str) -> str:
     return function.rsplit(".", 1)[-1] if "<locals>" in function else function
 
 
+#: Columns rich would otherwise squeeze to nothing on a narrow terminal.
+_MIN_WIDTHS = {"op": 12, "kind": 6, "shape": 8, "source": 12}
 _NUMERIC = frozenset({"runs", "flops", "%", "bytes", "transc.", "ops"})
 
 
@@ -169,7 +218,7 @@ def _roofline_cells(point: RooflinePoint | None) -> list[str]:
 def _group_table(
     report: CostReport, by: str, groups: tuple[CostGroup, ...], top: int | None
 ) -> RenderableType:
-    table = Table(title=f"cost by {by} (loop-aware)", title_justify="left")
+    table = cost_table(f"cost by {by} (loop-aware)")
     for column in (by, "ops", "flops", "%", "bytes", "transc.", "opcodes"):
         table.add_column(column, justify="right" if column in _NUMERIC else "left", overflow="fold")
     whole = report.program.loop_aware.flops
@@ -190,16 +239,5 @@ def _group_table(
             format_count(group.transcendentals),
             opcodes,
         )
-    _caption_rest(table, len(groups), top)
+    caption_rest(table, len(groups), top)
     return table
-
-
-def _caption_rest(table: Table, count: int, top: int | None, hidden: int = 0) -> None:
-    notes = []
-    if top is not None and count > top:
-        notes.append(f"… {count - top} more rows; --top 0 shows all.")
-    if hidden:
-        notes.append(f"{hidden} zero-cost ops (tuples, constants...) hidden; JSON lists all.")
-    if notes:
-        table.caption = Text(" ".join(notes), style="yellow")
-        table.caption_justify = "left"

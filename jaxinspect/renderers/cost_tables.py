@@ -2,21 +2,69 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from rich.console import RenderableType
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.table import Table
+from rich.text import Text
 
+from jaxinspect.costmodel.aggregate import XLA_CREATED
 from jaxinspect.units import format_bytes, format_count, format_seconds
 
 if TYPE_CHECKING:
     from jaxinspect.costmodel.report import CostReport
+    from jaxinspect.costmodel.sourcemap import SourceLocation
 
 #: Printed under every roofline table.
 ROOFLINE_CAPTION = (
     "A model, not a measurement: peak FLOP/s or peak bandwidth, whichever binds; "
     "times are lower bounds."
 )
+
+
+class ByWidth:
+    """A renderable built for the width it is given (a table's layout depends on it)."""
+
+    def __init__(self, build: Callable[[int], RenderableType]) -> None:
+        self._build = build
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        yield self._build(options.max_width)
+
+
+def cost_table(title: str, **options: object) -> Table:
+    """The report's table style: a rule under the header, no outer frame (half the lines)."""
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def caption_rest(table: Table, count: int, top: int | None, hidden: int = 0) -> None:
+    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden)."""
+    notes = []
+    if top is not None and count > top:
+        notes.append(f"… {count - top} more rows; --top 0 shows all.")
+    if hidden:
+        notes.append(f"{hidden} zero-cost ops (tuples, constants...) hidden; JSON lists all.")
+    if notes:
+        table.caption = Text(" ".join(notes), style="yellow")
+        table.caption_justify = "left"
+
+
+def first_names(names: tuple[str, ...], top: int | None) -> str:
+    """``a, b, c … +7 more`` (all of them when ``top`` is None)."""
+    shown = names if top is None else names[:top]
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" … +{rest} more" if rest else "")
 
 
 def format_rate(value: float, unit: str) -> str:
@@ -39,15 +87,18 @@ def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
     if not report.fusions:
         return None
     kinds = ", ".join(f"{kind}: {n}" for kind, n in report.fusion_kinds)
-    table = Table(title=f"fusions ({len(report.fusions)}; {kinds})", title_justify="left")
+    table = cost_table(f"fusions ({len(report.fusions)}; {kinds})")
     for column in ("fusion", "kind", "fused ops", "in", "out", "runs", "flops"):
         table.add_column(
             column,
             justify="right" if column in ("in", "out", "runs", "flops") else "left",
-            overflow="fold",
+            no_wrap=column != "fused ops",
+            overflow="ellipsis",
         )
     for op in report.fusions[:top]:
-        members = ", ".join(f"{name}×{n}" for name, n in op.fused_ops)
+        members = ", ".join(f"{name}×{n}" for name, n in op.fused_ops[:_MEMBERS])
+        if len(op.fused_ops) > _MEMBERS:
+            members += f" +{len(op.fused_ops) - _MEMBERS} kinds"
         flops = "not counted" if op.total is None else format_count(op.total.flops)
         table.add_row(
             op.name,
@@ -58,7 +109,12 @@ def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
             f"{op.runs:,}",
             flops,
         )
+    caption_rest(table, len(report.fusions), top)
     return table
+
+
+#: Kinds of fused op named per fusion row (the JSON has them all).
+_MEMBERS = 3
 
 
 def data_movement_table(report: CostReport, top: int | None) -> RenderableType | None:
@@ -66,12 +122,17 @@ def data_movement_table(report: CostReport, top: int | None) -> RenderableType |
     ops = report.data_movement + report.custom_calls
     if not ops:
         return None
-    table = Table(title="copies, transposes and custom calls", title_justify="left")
+    table = cost_table("copies, transposes and custom calls")
     for column in ("op", "opcode", "target", "shape", "bytes", "runs", "source"):
-        table.add_column(column, overflow="fold")
+        table.add_column(
+            column,
+            justify="right" if column in ("bytes", "runs") else "left",
+            no_wrap=column != "source",
+            overflow="ellipsis" if column == "shape" else "fold",
+        )
     for op in ops[:top]:
         moved = "not counted" if op.total is None else format_bytes(op.total.bytes_accessed)
-        where = "" if op.source is None else f"{op.source.label} {op.source.function}"
+        where = source_label(op.source, op.created_by_xla)
         table.add_row(
             op.name,
             op.opcode,
@@ -81,7 +142,18 @@ def data_movement_table(report: CostReport, top: int | None) -> RenderableType |
             f"{op.runs:,}",
             where,
         )
+    caption_rest(table, len(ops), top)
     return table
+
+
+def source_label(source: SourceLocation | None, created_by_xla: bool) -> str:
+    """``file.py:12 function``, or who made an instruction that has no user line."""
+    if source is None:
+        return XLA_CREATED if created_by_xla else ""
+    function = source.function
+    if "<locals>" in function:  # run.<locals>.step -> step
+        function = function.rsplit(".", 1)[-1]
+    return f"{source.label} {function}"
 
 
 def roofline_table(report: CostReport) -> RenderableType | None:
@@ -89,7 +161,7 @@ def roofline_table(report: CostReport) -> RenderableType | None:
     profile, point = report.profile, report.program_roofline
     if profile is None or point is None:
         return None
-    table = Table(title=f"roofline model: {profile.description}", title_justify="left")
+    table = cost_table(f"roofline model: {profile.description}")
     table.add_column("metric")
     table.add_column("value")
     peaks = ", ".join(f"{t} {format_rate(v, 'FLOP/s')}" for t, v in profile.peak_flops)
@@ -113,7 +185,7 @@ def roofline_table(report: CostReport) -> RenderableType | None:
 
 def memory_table(report: CostReport) -> RenderableType:
     """Every ``CompiledMemoryStats`` field, the peak estimate and the fit on the device."""
-    table = Table(title="memory (compiled memory_analysis)", title_justify="left")
+    table = cost_table("memory (compiled memory_analysis)")
     table.add_column("field")
     table.add_column("bytes", justify="right")
     table.add_column("", overflow="fold")
@@ -121,13 +193,19 @@ def memory_table(report: CostReport) -> RenderableType:
     if memory is None:
         table.add_row("memory", "n/a", report.source.reason("memory") or "not reported")
         return table
+    missing: dict[str, list[str]] = {}  # reason -> fields: one row per reason
+    derived_is_estimate = report.peak is not None and report.peak.source == "derived"
     for label, key in _MEMORY_ROWS:
         value = getattr(memory, key)
+        if key == "derived_peak_bytes" and derived_is_estimate:
+            continue  # the peak estimate row below shows the same figure
         if value is None:
             reason = report.source.reason(f"memory.{key}") or "not reported by this backend"
-            table.add_row(label, "n/a", reason)
+            missing.setdefault(reason, []).append(label)
         else:
             table.add_row(label, f"{value:,}", format_bytes(value))
+    for reason, labels in missing.items():
+        table.add_row(_field_names(labels), "n/a", reason)
     if report.peak is not None:
         table.add_row(
             f"peak estimate ({report.peak.source})", f"{report.peak.bytes:,}", report.peak.reason
@@ -140,6 +218,13 @@ def memory_table(report: CostReport) -> RenderableType:
             f"{verdict}: {100 * report.fit.fraction:.2f}% of capacity",
         )
     return table
+
+
+def _field_names(labels: list[str]) -> str:
+    """``host_*`` for all the host fields, else the labels themselves."""
+    if len(labels) > 1 and all(label.startswith("host ") for label in labels):
+        return f"host_* ({len(labels)} fields)"
+    return ", ".join(labels)
 
 
 _MEMORY_ROWS = (
