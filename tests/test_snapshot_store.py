@@ -227,6 +227,18 @@ def test_check_update_finishes_interrupted_writes_of_unchanged_targets(
     assert "discarded an interrupted, uncommitted update" in result.stderr
 
 
+def test_check_update_removes_the_lock_file_of_a_killed_writer(
+    run_cli: Callable[..., Any], project: Path
+) -> None:
+    """A writer killed after its last rename leaves its lock file in a whole folder."""
+    _update(run_cli, project)
+    folder = project / "snaps" / "shift"
+    current = _files(folder)
+    (folder / ".jaxinspect-lock").write_text("jaxinspect lock, pid 99999\n")
+    _update(run_cli, project)
+    assert _files(folder) == current
+
+
 def test_plain_check_reads_an_interrupted_write_as_committed_and_says_so(
     run_cli: Callable[..., Any], project: Path, stored: Path
 ) -> None:

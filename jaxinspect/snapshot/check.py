@@ -14,6 +14,7 @@ from jaxinspect.snapshot.model import Snapshot
 from jaxinspect.snapshot.store import (
     STAGING_DIR,
     CorruptSnapshotError,
+    has_leftovers,
     is_snapshot,
     locked,
     read_snapshot,
@@ -196,8 +197,8 @@ def _finish_interrupted(root: Path) -> list[str]:
     notes = []
     with locked(root, follow_symlink=True):
         for folder in _snapshot_folders(root):
-            if not os.path.lexists(folder / STAGING_DIR):
-                continue
+            if not has_leftovers(folder):
+                continue  # a killed writer's lock file counts: taking the lock removes it
             outcome = recover(folder, follow_symlink=False)
             if outcome == "finished":
                 notes.append(f"{folder}: finished an interrupted update")

@@ -23,7 +23,7 @@ from jaxinspect.snapshot.commit import (
     remove_files,
 )
 from jaxinspect.snapshot.fsio import make_folder, open_folder
-from jaxinspect.snapshot.lock import folder_lock
+from jaxinspect.snapshot.lock import LOCK_FILE, folder_lock
 from jaxinspect.snapshot.loose import loose_pair
 from jaxinspect.snapshot.model import (
     PROVENANCE_FILE,
@@ -58,6 +58,11 @@ def safe_name(name: str) -> str:
     if not cleaned:
         raise UsageError(f"snapshot name {name!r} has no characters usable in a file name")
     return cleaned
+
+
+def has_leftovers(folder: Path) -> bool:
+    """Whether ``folder`` holds an interrupted write or the lock file of a killed writer."""
+    return any(os.path.lexists(folder / name) for name in (STAGING_DIR, LOCK_FILE))
 
 
 def is_snapshot(folder: Path) -> bool:

@@ -127,6 +127,18 @@ class Project:
                 return version
         return None
 
+    def describe(self, name: str) -> str:
+        """What ``name``'s folder holds, for a problem report."""
+        folder = self.root / "snaps" / name
+        if not folder.is_dir():
+            return "no folder"
+        found = self.files(name)
+        parts = [f"{n} left behind" for n in _LEFTOVERS if os.path.lexists(folder / n)]
+        for file, content in sorted(found.items()):
+            versions = [v for v, e in enumerate(self.expected) if e[name].get(file) == content]
+            parts.append(f"{file}={'/'.join(map(str, versions)) or '?'}")
+        return ", ".join(parts)
+
     def reads_whole(self, name: str) -> bool:
         """Whether a reader sees one version's snapshot in ``name``'s folder."""
         from jaxinspect.snapshot.view import read_committed
@@ -162,7 +174,10 @@ def kill_trial(project: Project, rng: random.Random, in_write_phase: bool, tally
     for name in NAMES:
         if project.whole(name) != new:
             tally.not_whole_after_update += 1
-            tally.problems.append(f"trial {tally.trials}: {name} not whole after the update")
+            tally.problems.append(
+                f"trial {tally.trials}: {name} not wholly version {new} after the update: "
+                + project.describe(name)
+            )
 
 
 def concurrent_trial(project: Project, tally: Tally) -> None:
@@ -181,7 +196,9 @@ def concurrent_trial(project: Project, tally: Tally) -> None:
     for name in NAMES:
         if project.whole(name) != new:
             tally.lost_or_torn += 1
-            tally.problems.append(f"trial {tally.trials}: {name} lost or torn")
+            tally.problems.append(
+                f"trial {tally.trials}: {name} lost or torn: {project.describe(name)}"
+            )
 
 
 def _wait_for_write_phase(project: Project, process: subprocess.Popen[bytes]) -> None:
