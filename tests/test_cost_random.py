@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from jaxinspect.cli import app
 from jaxinspect.costmodel.analysis import analyse_compiled
 from jaxinspect.costmodel.breakdown import analyse_module
 from jaxinspect.costmodel.hlotext import join_attributes, parse_module
@@ -105,3 +109,23 @@ def test_loop_aware_threefry_equals_the_analytic_and_unrolled_figures():
     assert unrolled == 117 * N + 2
     assert rolled.loop_aware.flops == 117 * N + 2 + loop_scalars
     assert rolled.flags == ()
+
+
+def test_cost_of_a_jax_random_program_is_short_and_complete(run_cli, tmp_path):
+    program = tmp_path / "noisy.py"
+    program.write_text(
+        "import jax\n\n\ndef noisy(key, x):\n    return x + jax.random.normal(key, x.shape)\n"
+    )
+    args = ("cost", f"{program}:noisy", "--arg", "key=key[]", "--arg", "x=f32[1024]")
+    # 120 columns: what the command prints when its output is not a terminal.
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "120", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "LOWER BOUND" not in result.stdout and "not counted" not in result.stdout
+    assert "while loops" in result.stdout and "noisy.py:5" in result.stdout
+    assert len(lines) < 60, result.stdout
+    doc = json.loads(run_cli(*args, "--format", "json").stdout)
+    assert doc["cost"]["not_counted"] == [] and doc["cost"]["not_counted_groups"] == []
+    assert doc["cost"]["loop_aware"]["lower_bound"] is False
+    stages = run_cli("stages", *args[1:], "--stage", "cost")
+    assert stages.exit_code == 0 and "LOWER BOUND" not in stages.stdout

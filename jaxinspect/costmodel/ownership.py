@@ -70,11 +70,14 @@ def frames_recorded(user: UserCode) -> Iterator[None]:
     frame. JAX's explicit inclusions (``source_info_util``, private, pinned by ``jax<0.11``)
     take priority over its exclusions; they are added for the run and removed after it.
     """
+    import jax
     from jax._src import source_info_util as info
 
     added = [root for root in user.roots if not info.is_user_filename(root)]
     for root in added:
         info.register_inclusion(root)
+    if added:  # a lowering cached in this process (tests, the pytest plugin) lacks the frames
+        jax.clear_caches()
     try:
         yield
     finally:
