@@ -12,6 +12,7 @@ from jaxinspect.errors import ExitCode
 from jaxinspect.fastexit import exit_without_teardown
 from jaxinspect.interrupts import install_sigint_handler
 from jaxinspect.streams import prepare_std_streams
+from jaxinspect.timing.deadline import own_process
 
 T = TypeVar("T")
 
@@ -20,6 +21,7 @@ def main() -> NoReturn:
     """Console-script entry point."""
     prepare_std_streams()
     install_sigint_handler()
+    own_process()  # --timeout may end this process from its watchdog thread
     exit_without_teardown(run(sys.argv[1:]))
 
 

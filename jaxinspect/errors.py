@@ -58,6 +58,12 @@ class SpecError(UsageError):
     """The shape spec is malformed or does not fit the function's signature."""
 
 
+class RunTimedOut(JaxInspectError):
+    """The run took longer than the user's ``--timeout``."""
+
+    exit_code = ExitCode.TIMED_OUT
+
+
 class StageError(JaxInspectError):
     """The user's function failed in one pipeline stage.
 

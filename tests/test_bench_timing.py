@@ -174,6 +174,23 @@ def test_timeout_stops_a_slow_stages_run_with_exit_124(tmp_path: Path) -> None:
     assert stdout == "" and "Traceback" not in stderr
 
 
+def test_timeout_in_process_raises_in_the_run_and_spares_the_host(run_cli, tmp_path: Path) -> None:
+    # Embedded (tests, the CLI fuzz), --timeout never ends the process: the run ends with
+    # RunTimedOut as soon as the main thread runs Python again (here: tracing in small sleeps).
+    path = tmp_path / "slowtrace.py"
+    path.write_text(
+        "import time\n\ndef f(x):\n    for _ in range(200):\n        time.sleep(0.05)\n"
+        "    return x + 1\n"
+    )
+    start = time.monotonic()
+    result = run_cli("stages", f"{path}:f", "--arg", "x=f32[3]", "--timeout", "0.5")
+    assert result.exit_code == 124, result.stderr
+    assert time.monotonic() - start < 5
+    assert "Error: the run took longer than --timeout 0.5 s and was stopped" in result.stderr
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL  # the host's handler is back
+
+
 def test_timeout_must_be_positive(run_cli) -> None:
     result = run_cli("stages", sample("simple.py") + ":scale_shift", "--arg", "x=f32[3]",
                      "--timeout", "0")  # fmt: skip

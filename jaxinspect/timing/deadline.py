@@ -1,20 +1,38 @@
-"""``--timeout SECONDS``: end a run that takes longer, from a watchdog thread (no jax here).
+"""``--timeout SECONDS``: stop a run that takes longer, even inside XLA (no jax here).
 
-The bound must hold while the main thread is inside a long XLA compile or a slow call, where
-no Python signal handler or exception can reach it, so the watchdog ends the process itself:
-it stops any child processes, prints one error line and exits with ``ExitCode.TIMED_OUT``.
+At the deadline a watchdog thread stops any child processes and raises ``RunTimedOut`` in the
+main thread (through a SIGALRM handler), which ends the run like any error: one line, exit 124.
+The main thread may be inside a long XLA compile or a slow call, where no Python code runs and
+nothing can be raised; so when jaxinspect owns the process (its console script said so with
+``own_process``), a main thread still busy ``GRACE_S`` later is not waited for: the watchdog
+prints the same line and ends the process itself. Embedded (tests, the CLI fuzz), it never
+ends the host process.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
-from jaxinspect.errors import ExitCode, UsageError
+from jaxinspect.errors import ExitCode, RunTimedOut, UsageError
+
+#: Seconds the main thread gets to end the run after the deadline before the process ends.
+GRACE_S = 2.0
+
+# Process-wide by nature: only the console script may end the process from a thread.
+_owns_process = threading.Event()
+
+
+def own_process() -> None:
+    """Let deadlines end this process (called by the console script, never when embedded)."""
+    _owns_process.set()
 
 
 @contextmanager
@@ -25,7 +43,7 @@ def run_deadline(
     option: str = "--timeout",
     on_expire: Callable[[], object] = dict,
 ) -> Iterator[None]:
-    """End the process if the block inside has not finished after ``seconds``.
+    """Stop the block inside if it has not finished after ``seconds``.
 
     Args:
         seconds: The bound in wall-clock seconds; ``None`` for no bound.
@@ -35,26 +53,37 @@ def run_deadline(
 
     Raises:
         UsageError: ``seconds`` is not a positive number.
+        RunTimedOut: The bound was passed.
     """
     if seconds is None:
         yield
         return
-    if not seconds > 0 or seconds == float("inf"):
+    if not 0 < seconds < float("inf"):
         raise UsageError(f"{option} {seconds:g}: give a number of seconds above 0")
-    lock = threading.Lock()
+    message = f"the run took longer than {option} {seconds:g} s and was stopped"
     finished = threading.Event()
+    lock = threading.Lock()
+    in_main = threading.current_thread() is threading.main_thread()
+
+    def raise_timed_out(signum: int, frame: FrameType | None) -> None:
+        if not finished.is_set():  # the request may arrive as the run ends
+            raise RunTimedOut(message, hint=hint)
 
     def expire() -> None:
         with lock:
-            if finished.is_set():  # the run ended as the timer fired
+            if finished.is_set():
                 return
             on_expire()
-            abort_run(
-                f"the run took longer than {option} {seconds:g} s and was stopped",
-                hint=hint,
-                code=ExitCode.TIMED_OUT,
-            )
+            if in_main:
+                _thread.interrupt_main(signal.SIGALRM)  # runs raise_timed_out there
+        if not _owns_process.is_set() or finished.wait(GRACE_S):
+            return
+        with lock:
+            if not finished.is_set():  # still busy in XLA or a slow call
+                on_expire()
+                abort_run(message, hint=hint, code=ExitCode.TIMED_OUT)
 
+    previous = signal.signal(signal.SIGALRM, raise_timed_out) if in_main else None
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
     timer.start()
@@ -64,6 +93,8 @@ def run_deadline(
         with lock:
             finished.set()
         timer.cancel()
+        if in_main:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 def abort_run(message: str, *, hint: str | None, code: int) -> None:
