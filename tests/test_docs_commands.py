@@ -1,0 +1,428 @@
+"""Every `jaxinspect` command shown in README.md and docs/*.md runs as written, with its files.
+
+The rules, which docs follow so that their examples are tested (docs/index.md says so too):
+
+- **Commands** are the lines of fenced blocks with no language or ``sh``/``bash``/``console``/
+  ``shell`` whose first word is ``jaxinspect`` (or a path ending in ``/jaxinspect``); in a
+  block with ``$ `` prompts, only the prompted lines (the rest is output). Blocks marked
+  ``text`` are output and never run.
+- **Exit code**: 0, unless the line's comment starts with ``exit N`` (``# exit 1: they differ``).
+- **Placeholders**: a command with an argument holding a word of two or more capitals
+  (``TARGET``, ``SPEC``, ``FILE.py:NAME``) or an ellipsis (``...``, ``…``) is not run; its
+  subcommand and options are still checked against the CLI.
+- **Files**: a fenced block whose first line is a comment naming a file (``# model.py``,
+  ``# per_example.yaml: 8 examples``) is written under that name before the doc's commands
+  run. Each doc runs in its own folder holding a copy of ``sample_programs/`` and its files,
+  its commands in order (one may read what an earlier one wrote).
+- **Shell**: ``> FILE`` writes stdout to FILE; ``| jq ...`` checks that stdout is JSON and, where
+  jq is installed, that jq accepts it with that filter. Nothing else is supported.
+
+Commands run in-process through the typer app (one jax import for all of them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+from jaxinspect.cli import app
+from tests.conftest import ROOT
+
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+COMMAND_LANGUAGES = frozenset({"", "sh", "bash", "console", "shell", "shell-session"})
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^`\s]*)")
+_FILE_TAG = re.compile(r"^#\s*(?P<name>[\w.][\w./-]*\.(?:py|ya?ml|toml|json|txt|cfg|ini))(?::.*)?$")
+_PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9_]+(?![a-z])|\.\.\.|…")
+_EXPECTED_EXIT = re.compile(r"^exit (\d+)\b")
+_SUPPORTED_OPERATORS = frozenset({"|", ">"})
+_OTHER_REDIRECTS = re.compile(r"\d>|>>|&>|>&")
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    """One command line of a doc, parsed."""
+
+    doc: str
+    line: int
+    text: str
+    argv: tuple[str, ...]
+    #: ``> FILE`` target, relative to the doc's folder.
+    stdout_to: str | None = None
+    #: Arguments of ``| jq ...``.
+    jq: tuple[str, ...] | None = None
+    expected_exit: int = 0
+    #: Why the command is not run: the placeholder found, or ``None``.
+    placeholder: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``docs/cli.md:24``."""
+        return f"{self.doc}:{self.line}"
+
+
+@dataclass(frozen=True)
+class DocFile:
+    """A file a doc shows in a fenced block tagged with its name."""
+
+    doc: str
+    line: int
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class DocExamples:
+    """What one doc holds: the files it defines and its commands, in order."""
+
+    doc: str
+    files: tuple[DocFile, ...]
+    commands: tuple[DocCommand, ...]
+
+
+class UnsupportedCommand(ValueError):
+    """A command line uses shell syntax the harness does not run; the doc should not."""
+
+
+def fenced_blocks(text: str) -> Iterator[tuple[str, int, list[str]]]:
+    """``(info string, line number of the first content line, lines)`` of each fenced block.
+
+    A fence may be indented (in a list item); its lines lose that indentation.
+    """
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        match = _FENCE.match(lines[i])
+        if match is None:
+            i += 1
+            continue
+        fence, indent, start, body = match["fence"], len(match["indent"]), i + 2, []
+        i += 1
+        while i < len(lines) and not lines[i].lstrip().startswith(fence):
+            line = lines[i]
+            body.append(line[indent:] if line[:indent].strip() == "" else line.lstrip())
+            i += 1
+        i += 1
+        yield match["info"].lower(), start, body
+
+
+def _unquoted(code: str) -> str:
+    """``code`` with the inside of its quotes blanked out."""
+    out, quote = [], None
+    for char in code:
+        if quote:
+            quote = None if char == quote else quote
+            out.append(char if quote is None else " ")
+        else:
+            quote = char if char in "'\"" else None
+            out.append(char)
+    return "".join(out)
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """``(code, comment)``: the comment is what follows an unquoted ``#`` after a blank."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip(), line[i + 1 :].strip()
+    return line.rstrip(), ""
+
+
+def parse_command(doc: str, line: int, text: str) -> DocCommand | None:
+    """The command on ``text``, or ``None`` when it is not a ``jaxinspect`` command.
+
+    Raises:
+        UnsupportedCommand: It pipes or redirects other than ``> FILE`` and ``| jq ...``.
+    """
+    code, comment = split_comment(text)
+    lexer = shlex.shlex(code, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    tokens = list(lexer)
+    if not tokens or not (tokens[0] == "jaxinspect" or tokens[0].endswith("/jaxinspect")):
+        return None
+    if _OTHER_REDIRECTS.search(_unquoted(code)):
+        raise UnsupportedCommand(f"{doc}:{line}: `{text}`: only `> FILE` and `| jq` are run")
+    argv: list[str] = []
+    stdout_to = jq = None
+    rest = tokens[1:]
+    while rest and rest[0] not in _SUPPORTED_OPERATORS and not _is_operator(rest[0]):
+        argv.append(rest.pop(0))
+    if rest[:1] == [">"] and len(rest) == 2 and not _is_operator(rest[1]):
+        stdout_to = rest[1]
+    elif rest[:2] == ["|", "jq"] and not any(_is_operator(t) for t in rest[2:]):
+        jq = tuple(rest[2:])
+    elif rest:
+        raise UnsupportedCommand(f"{doc}:{line}: `{text}`: only `> FILE` and `| jq` are run")
+    expected = _EXPECTED_EXIT.match(comment)
+    placeholder = next((m[0] for a in argv if (m := _PLACEHOLDER.search(a))), None)
+    return DocCommand(
+        doc=doc,
+        line=line,
+        text=code,
+        argv=tuple(argv),
+        stdout_to=stdout_to,
+        jq=jq,
+        expected_exit=int(expected[1]) if expected else 0,
+        placeholder=placeholder,
+    )
+
+
+def _is_operator(token: str) -> bool:
+    return bool(token) and all(c in "|&;<>()" for c in token)
+
+
+def read_examples(path: Path, root: Path = ROOT) -> DocExamples:
+    """The files and commands of one markdown file, following the rules above."""
+    doc = str(path.relative_to(root))
+    files: list[DocFile] = []
+    commands: list[DocCommand] = []
+    for info, start, body in fenced_blocks(path.read_text(encoding="utf-8")):
+        tag = _FILE_TAG.match(body[0].strip()) if body else None
+        if tag is not None:
+            files.append(DocFile(doc, start, tag["name"], "\n".join(body) + "\n"))
+            continue
+        if info not in COMMAND_LANGUAGES:
+            continue
+        prompted = any(line.startswith("$ ") for line in body)
+        for number, line in _joined_lines(body, start):
+            if prompted and not line.startswith("$ "):
+                continue  # output shown after a prompt
+            command = parse_command(doc, number, line.removeprefix("$ ").strip())
+            if command is not None:
+                commands.append(command)
+    return DocExamples(doc, tuple(files), tuple(commands))
+
+
+def _joined_lines(body: list[str], start: int) -> Iterator[tuple[int, str]]:
+    """Lines with ``\\``-continuations joined, each with the number of its first line."""
+    pending, first = "", start
+    for offset, line in enumerate(body):
+        if not pending:
+            first = start + offset
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        yield first, pending + line
+        pending = ""
+
+
+# ---------------------------------------------------------------------------- the extractor
+
+
+SAMPLE_DOC = """
+```yaml
+# spec.yaml: a file the commands use
+args: {x: f32[3]}
+```
+
+```
+jaxinspect stages f.py:f --shapes spec.yaml       # everything
+jaxinspect diff a b                               # exit 1: they differ
+jaxinspect stages TARGET --shapes SPEC --by line
+jaxinspect jaxpr f.py:f --arg x=f32[8] ...        # no spec file needed
+jaxinspect hlo f.py:f -s spec.yaml > f.hlo
+make demo
+```
+
+```
+$ jaxinspect stages f.py:f -s 'a b.yaml' -f json | jq -r '.cases[] | .name'
+jaxinspect stages output.py:shown --as output
+```
+
+```text
+jaxinspect snapshot …/test changed:
+```
+
+```bash
+jaxinspect recompile f.py:f \\
+  -s spec.yaml
+```
+"""
+
+
+def test_extractor_follows_the_rules(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "sample.md"
+    path.write_text(SAMPLE_DOC)
+    examples = read_examples(path, root=tmp_path)
+    [spec] = examples.files
+    assert (spec.name, spec.line) == ("spec.yaml", 3)
+    assert spec.text.startswith("# spec.yaml: a file")
+    got = [(c.line, c.argv, c.expected_exit, c.placeholder) for c in examples.commands]
+    assert got == [
+        (8, ("stages", "f.py:f", "--shapes", "spec.yaml"), 0, None),
+        (9, ("diff", "a", "b"), 1, None),
+        (10, ("stages", "TARGET", "--shapes", "SPEC", "--by", "line"), 0, "TARGET"),
+        (11, ("jaxpr", "f.py:f", "--arg", "x=f32[8]", "..."), 0, "..."),
+        (12, ("hlo", "f.py:f", "-s", "spec.yaml"), 0, None),
+        (17, ("stages", "f.py:f", "-s", "a b.yaml", "-f", "json"), 0, None),
+        (26, ("recompile", "f.py:f", "-s", "spec.yaml"), 0, None),
+    ]
+    assert examples.commands[4].stdout_to == "f.hlo"
+    assert examples.commands[5].jq == ("-r", ".cases[] | .name")
+
+
+@pytest.mark.parametrize(
+    "line", ["jaxinspect check && echo ok", "jaxinspect hlo f.py:f | head", "jaxinspect x 2> e"]
+)
+def test_other_shell_syntax_is_refused(line: str) -> None:
+    with pytest.raises(UnsupportedCommand, match="only `> FILE` and `| jq` are run"):
+        parse_command("d.md", 1, line)
+
+
+def test_a_command_that_does_not_do_what_the_doc_says_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = "jaxinspect jaxpr nowhere.py:f --arg x=f32[2]"
+    command = parse_command("d.md", 3, line)
+    assert command is not None
+    message = _run(command, tmp_path)
+    assert message is not None
+    assert message.startswith(f"d.md:3: `{line}`: exit 2, the doc implies 0\n--- stderr (end)")
+    assert "nowhere.py" in message
+    expected = parse_command("d.md", 4, line + "   # exit 2: there is no such file")
+    assert expected is not None and _run(expected, tmp_path) is None
+    assert _check_jq((".x",), "plain text")[0].startswith("stdout piped to jq is not JSON")
+
+
+# ------------------------------------------------------------------------------ the docs
+
+
+EXAMPLES = {str(p.relative_to(ROOT)): read_examples(p) for p in DOCS}
+RUNNABLE = {doc: ex for doc, ex in EXAMPLES.items() if ex.commands or ex.files}
+
+
+def test_the_docs_show_commands_that_run() -> None:
+    run = [c for ex in EXAMPLES.values() for c in ex.commands if c.placeholder is None]
+    assert len(run) >= 20, [c.where for c in run]  # the rules still find the docs' examples
+    assert any(c.argv[0] == "check" for c in run)  # a manifest from a doc's file block
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for ex in EXAMPLES.values() for c in ex.commands if c.placeholder is not None],
+    ids=lambda c: c.where,
+)
+def test_placeholder_commands_name_real_options(command: DocCommand) -> None:
+    group = typer.main.get_command(app)
+    subcommand = getattr(group, "commands", {}).get(command.argv[0])
+    assert subcommand is not None, f"{command.where}: no command `{command.argv[0]}`"
+    known = {opt for param in subcommand.params for opt in (*param.opts, *param.secondary_opts)}
+    used = {arg.split("=", 1)[0] for arg in command.argv[1:] if arg.startswith("-")}
+    assert used <= known, f"{command.where}: unknown options {sorted(used - known)}"
+
+
+@pytest.mark.parametrize("doc", sorted(RUNNABLE))
+def test_doc_commands_run_as_written(
+    doc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    examples = RUNNABLE[doc]
+    _prepare_folder(examples, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    failures = [
+        failure
+        for command in examples.commands
+        if command.placeholder is None
+        for failure in [_run(command, tmp_path)]
+        if failure
+    ]
+    assert not failures, "\n\n".join(failures)
+
+
+def _prepare_folder(examples: DocExamples, folder: Path) -> None:
+    shutil.copytree(
+        ROOT / "sample_programs",
+        folder / "sample_programs",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    seen: dict[str, DocFile] = {}
+    for file in examples.files:
+        other = seen.setdefault(file.name, file)
+        assert other is file, f"{file.doc}:{file.line}: {file.name} also at line {other.line}"
+        target = folder / file.name
+        assert folder in target.resolve().parents, f"{file.doc}:{file.line}: outside the folder"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file.text, encoding="utf-8")
+
+
+#: Results of commands that only read, by argv and the files they could read (the files the
+#: argv names and every Python file): the docs repeat a few slow ones (``bench`` starts
+#: three processes), which then run once.
+_READ_ONLY = frozenset({"stages", "jaxpr", "stablehlo", "hlo", "cost", "bench", "recompile"})
+_RESULTS: dict[tuple[object, ...], Result] = {}
+
+
+def _invoke(command: DocCommand, folder: Path) -> Result:
+    key = None
+    if command.argv[0] in _READ_ONLY and "--compilation-cache" not in command.argv:
+        key = (command.argv, _inputs_digest(command.argv, folder))
+        if key in _RESULTS:
+            return _RESULTS[key]
+    result = CliRunner().invoke(
+        app, list(command.argv), env={"COLUMNS": "120", "NO_COLOR": "1"}, catch_exceptions=True
+    )
+    if key is not None:
+        _RESULTS[key] = result
+    return result
+
+
+def _inputs_digest(argv: tuple[str, ...], folder: Path) -> str:
+    named = {folder / part for arg in argv for part in (arg, arg.rsplit(":", 1)[0])}
+    inputs = {p for p in named if p.is_file()} | set(folder.rglob("*.py"))
+    digest = hashlib.sha256()
+    for path in sorted(inputs):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _run(command: DocCommand, folder: Path) -> str | None:
+    """Run one command; ``None`` if it did what the doc says, else why not."""
+    result = _invoke(command, folder)
+    problems = []
+    if result.exit_code != command.expected_exit:
+        problems.append(f"exit {result.exit_code}, the doc implies {command.expected_exit}")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        problems.append(f"raised {result.exception!r}")
+    if command.stdout_to is not None:
+        (folder / command.stdout_to).write_text(result.stdout, encoding="utf-8")
+    if command.jq is not None:
+        problems += _check_jq(command.jq, result.stdout)
+    if not problems:
+        return None
+    return (
+        f"{command.where}: `{command.text}`: {'; '.join(problems)}\n"
+        f"--- stderr (end)\n{_tail(result.stderr)}\n--- stdout (end)\n{_tail(result.stdout)}"
+    )
+
+
+def _check_jq(args: tuple[str, ...], stdout: str) -> list[str]:
+    import json
+
+    try:
+        json.loads(stdout)
+    except ValueError as exc:
+        return [f"stdout piped to jq is not JSON: {exc}"]
+    jq = shutil.which("jq")
+    if jq is None:
+        return []
+    done = subprocess.run([jq, *args], input=stdout, capture_output=True, text=True, check=False)
+    return [] if done.returncode == 0 else [f"jq {shlex.join(args)} failed: {done.stderr.strip()}"]
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.splitlines()[-lines:])
