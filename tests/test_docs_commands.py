@@ -151,7 +151,12 @@ def parse_command(doc: str, line: int, text: str) -> DocCommand | None:
     lexer = shlex.shlex(code, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
-    tokens = list(lexer)
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:  # an unclosed quote
+        if code.split(maxsplit=1)[:1] != ["jaxinspect"]:
+            return None
+        raise UnsupportedCommand(f"{doc}:{line}: `{text}`: {exc}") from exc
     if not tokens or not (tokens[0] == "jaxinspect" or tokens[0].endswith("/jaxinspect")):
         return None
     if _OTHER_REDIRECTS.search(_unquoted(code)):
@@ -282,6 +287,9 @@ def test_extractor_follows_the_rules(tmp_path: Path) -> None:
 def test_other_shell_syntax_is_refused(line: str) -> None:
     with pytest.raises(UnsupportedCommand, match="only `> FILE` and `| jq` are run"):
         parse_command("d.md", 1, line)
+    with pytest.raises(UnsupportedCommand, match="No closing quotation"):
+        parse_command("d.md", 1, "jaxinspect check --fail-on 'flops>+5%")
+    assert parse_command("d.md", 1, "it's prose") is None
 
 
 def test_a_command_that_does_not_do_what_the_doc_says_is_reported(
