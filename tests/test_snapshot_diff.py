@@ -222,7 +222,8 @@ def test_rules_parse() -> None:
 
 def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path]) -> None:
     # Through the console-script entry point, as users run it: a plain diff imports neither
-    # jax nor typer. The entry point ends the process itself, so an atexit handler reports.
+    # jax nor typer. The entry point ends the process itself, so an atexit handler reports
+    # (on stderr: atexit handlers print there, after the report).
     code = (
         "import atexit, sys\n"
         "jax = lambda: any(m == 'jax' or m.startswith(('jax.', 'jaxlib')) for m in sys.modules)\n"
@@ -233,7 +234,7 @@ def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1, out.stderr
-    assert "JAX False TYPER False" in out.stdout, out.stderr
+    assert "JAX False TYPER False" in out.stderr, out.stderr
 
 
 def test_plain_diff_options_are_the_typer_commands() -> None:
