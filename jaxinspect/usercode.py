@@ -27,13 +27,16 @@ from jaxinspect.streams import stdout_to_stderr
 
 
 @contextmanager
-def user_code(stage: str, target: str, *, step: str | None = None) -> Iterator[None]:
+def user_code(
+    stage: str, target: str, *, step: str | None = None, hint: str | None = None
+) -> Iterator[None]:
     """Run the block as the user's code: stdout to stderr, every exception to ``StageError``.
 
     Args:
         stage: The stage reported with a failure (``import``, ``trace``, ``execute``...).
         target: The target as the user wrote it, named in the message.
         step: The step named in the message when it differs from ``stage`` (e.g. ``jit``).
+        hint: Advice shown with a failure (default: run with --debug for the traceback).
 
     Raises:
         StageError: The block raised anything but a ``JaxInspectError`` or a real Ctrl-C.
@@ -48,7 +51,7 @@ def user_code(stage: str, target: str, *, step: str | None = None) -> Iterator[N
             if isinstance(exc, KeyboardInterrupt) and sigint_received():
                 raise  # a real Ctrl-C ends the run (exit 130)
             message = format_user_failure(step or stage, target, exc)
-            raise StageError(stage, message) from exc
+            raise StageError(stage, message, hint=hint) from exc
 
 
 def _wait_for_effects() -> None:
