@@ -162,7 +162,10 @@ def test_check_reports_a_failing_target_as_an_error_row_and_exits_3(
     assert (tmp_path / "snapshots" / "prog_fine" / "summary.json").is_file()
 
 
-def test_a_real_ctrl_c_still_ends_the_run_with_130(tmp_path: Path) -> None:
+def test_a_real_ctrl_c_still_ends_the_run_with_130(tmp_path: Path, targets: Path) -> None:
+    # The console script records real SIGINTs; a KeyboardInterrupt the code raises is not one.
+    raised = _process("jaxpr", f"{targets}:interrupts", "--arg", "x=f32[3]")
+    assert raised.returncode == 3 and "trace failed: KeyboardInterrupt" in raised.stderr
     marker = tmp_path / "tracing"
     (tmp_path / "slow.py").write_text(
         "import pathlib, time\n\ndef f(x):\n"
