@@ -76,18 +76,24 @@ def load_spec_cases(path: str | Path) -> SpecFile:
         SpecError: The file is missing, not YAML, or a case is malformed (naming the key).
     """
     source = str(path)
-    return parse_spec_cases_document(parse_yaml(read_spec_file(path), source=source), source)
+    document = parse_yaml(read_spec_file(path), source=source)
+    return parse_spec_cases_document(document, source, folder=str(Path(path).parent))
 
 
-def parse_spec_cases_text(text: str, *, source: str) -> SpecFile:
+def parse_spec_cases_text(text: str, *, source: str, folder: str | None = None) -> SpecFile:
     """Parse spec YAML text that may hold ``cases:``; ``source`` names it in errors."""
-    return parse_spec_cases_document(parse_yaml(text, source=source), source)
+    return parse_spec_cases_document(parse_yaml(text, source=source), source, folder=folder)
 
 
-def parse_spec_cases_document(document: object, source: str) -> SpecFile:
-    """Validate a loaded YAML document as a plain spec or a ``cases:`` mapping."""
+def parse_spec_cases_document(
+    document: object, source: str, *, folder: str | None = None
+) -> SpecFile:
+    """Validate a loaded YAML document as a plain spec or a ``cases:`` mapping.
+
+    ``folder`` is where relative ``from:`` files start (the spec file's folder).
+    """
     if not isinstance(document, Mapping) or "cases" not in document:
-        spec = parse_spec_document(document, source=source)
+        spec = parse_spec_document(document, source=source, folder=folder)
         return SpecFile(source, ((SINGLE_CASE, spec),), has_cases=False)
     others = [str(k) for k in document if k != "cases"]
     if others:
@@ -110,5 +116,5 @@ def parse_spec_cases_document(document: object, source: str) -> SpecFile:
         where = f"{source}: cases.{name}"
         if not isinstance(body, Mapping):
             raise SpecError(f"{where}: a case is a mapping with `args:` (and `static:`, `donate:`)")
-        cases.append((name, parse_spec_document(body, source=where)))
+        cases.append((name, parse_spec_document(body, source=where, folder=folder)))
     return SpecFile(source, tuple(cases), has_cases=True)

@@ -10,11 +10,13 @@ import jaxlib
 import numpy as np
 
 from jaxinspect import collect, hloinfo
+from jaxinspect.adapt import bind_target
 from jaxinspect.aliasing import buffer_aliases
 from jaxinspect.backend import compiled_devices, describe_device, select_device
-from jaxinspect.binding import CallPlan, bind_spec
+from jaxinspect.binding import CallPlan
 from jaxinspect.collect import Reasons
 from jaxinspect.execute import time_calls
+from jaxinspect.factories import Resolver
 from jaxinspect.inputs import (
     abstract_tree,
     build_call,
@@ -22,6 +24,7 @@ from jaxinspect.inputs import (
     concrete_tree,
     describe_args,
     dynamic_only,
+    input_bytes,
 )
 from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.model import CostSummary, InspectionReport, MemorySummary, StageText, Timings
@@ -78,7 +81,13 @@ def inspect_target(target: str, spec: Spec, options: InspectOptions) -> Inspecti
 
 @dataclass(frozen=True, slots=True)
 class PreparedCall:
-    """A target bound to a spec on one device, with the abstract arguments to trace it with."""
+    """A target bound to a spec on one device, with the abstract arguments to trace it with.
+
+    Attributes:
+        function: What to ``jax.jit``: the target, or the target adapted to arguments built
+            by ``from:`` factories (and to a callable pytree's own arrays).
+        resolver: The factories' abstract results, shared by abstract and concrete inputs.
+    """
 
     loaded: LoadedTarget
     spec: Spec
@@ -86,6 +95,8 @@ class PreparedCall:
     device: Any
     args: list[Any]
     kwargs: dict[str, Any]
+    function: Any
+    resolver: Resolver
 
     @property
     def target(self) -> str:
@@ -98,10 +109,17 @@ class PreparedCall:
         Raises:
             UsageError: The inputs would exceed ``max_bytes``.
         """
-        check_input_size(self.spec.input_bytes, max_bytes)
+        check_input_size(self.input_bytes, max_bytes)
         rng = np.random.default_rng(seed)
-        concrete = build_call(self.plan, lambda node: concrete_tree(node, rng, self.device))
+        concrete = build_call(
+            self.plan, lambda node: concrete_tree(node, rng, self.device, self.resolver)
+        )
         return dynamic_only(self.plan, *concrete)
+
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of all concrete inputs, the arrays of ``from:`` factories included."""
+        return input_bytes(self.plan, self.resolver)
 
 
 def x64_mode(spec: Spec) -> Any:
@@ -112,14 +130,19 @@ def x64_mode(spec: Spec) -> Any:
 def prepare_call(loaded: LoadedTarget, spec: Spec, backend: str | None) -> PreparedCall:
     """Bind ``spec`` to the target and build abstract arguments; call inside ``x64_mode``.
 
+    ``from:`` factories are evaluated here, abstractly.
+
     Raises:
-        SpecError: The spec does not fit the function's signature.
+        SpecError: The spec (or a factory's result) does not fit the function's signature.
+        TargetError: jax.jit cannot use the target as a function.
         UsageError: The backend is unavailable.
+        StageError: A ``from:`` factory raised.
     """
-    plan = bind_spec(loaded.function, spec, target=loaded.ref.spec)
+    resolver = Resolver()
+    bound = bind_target(loaded.function, spec, target=loaded.ref.spec, resolver=resolver)
     device = select_device(backend)
-    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
-    return PreparedCall(loaded, spec, plan, device, args, kwargs)
+    args, kwargs = build_call(bound.plan, lambda node: abstract_tree(node, device, resolver))
+    return PreparedCall(loaded, spec, bound.plan, device, args, kwargs, bound.function, resolver)
 
 
 def run_inspection(
@@ -141,7 +164,7 @@ def run_inspection(
     with x64_mode(spec):
         call = prepare_call(loaded, spec, options.backend)
         artifacts = run_pipeline(
-            loaded.function,
+            call.function,
             call.plan,
             call.args,
             call.kwargs,
@@ -162,7 +185,7 @@ def run_inspection(
             jax_version=jax.__version__,
             jaxlib_version=jaxlib.__version__,
             x64=spec.needs_x64,
-            args=describe_args(call.plan),
+            args=describe_args(call.plan, call.resolver),
             stages=_stage_texts(artifacts),
             cost=cost,
             memory=memory,

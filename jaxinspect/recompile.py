@@ -12,11 +12,13 @@ from typing import Any
 import jax
 import jaxlib
 
+from jaxinspect.adapt import adapt_function, bind_target
 from jaxinspect.backend import select_device
-from jaxinspect.binding import CallPlan, bind_spec
+from jaxinspect.binding import CallPlan
 from jaxinspect.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
 from jaxinspect.casefailure import CaseFailure, case_failure
 from jaxinspect.errors import JaxInspectError, SpecError
+from jaxinspect.factories import Resolver
 from jaxinspect.frames import hide_tool_frames
 from jaxinspect.inputs import abstract_tree, build_call
 from jaxinspect.spec import Spec
@@ -153,8 +155,9 @@ def run_sweep(
     device = select_device(backend)
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
-        bound = [_bind(name, spec, function, target) for name, spec in cases]
-        jitted, bound = _one_jit(function, bound, target)
+        resolver = Resolver()  # one per sweep: equal factory calls share their statics
+        bound = [_bind(name, spec, function, target, resolver) for name, spec in cases]
+        jitted, bound = _one_jit(adapt_function(function, [p for *_, p in bound]), bound, target)
         results: list[CaseOutcome | FailedCase] = []
         executables: list[tuple[str, Any]] = []
         with _counting() as counter:
@@ -163,7 +166,9 @@ def run_sweep(
                     results.append(plan)
                     continue
                 try:
-                    outcome = _sweep_case(name, spec, plan, jitted, device, target, counter)
+                    outcome = _sweep_case(
+                        name, spec, plan, jitted, device, resolver, target, counter
+                    )
                 except JaxInspectError as exc:
                     counter.take()  # events of a failed attempt are not the next case's
                     results.append(FailedCase(name, spec.source, case_failure(exc)))
@@ -185,9 +190,11 @@ def run_sweep(
     )
 
 
-def _bind(name: str, spec: Spec, function: Callable[..., Any], target: str) -> _Bound:
+def _bind(
+    name: str, spec: Spec, function: Callable[..., Any], target: str, resolver: Resolver
+) -> _Bound:
     try:
-        return name, spec, bind_spec(function, spec, target=target)
+        return name, spec, bind_target(function, spec, target=target, resolver=resolver).plan
     except JaxInspectError as exc:
         return name, spec, FailedCase(name, spec.source, case_failure(exc))
 
@@ -198,11 +205,12 @@ def _sweep_case(
     plan: CallPlan,
     jitted: Any,
     device: Any,
+    resolver: Resolver,
     target: str,
     counter: _EventCounter,
 ) -> tuple[Any, CaseOutcome]:
     """Compile one case through ``jitted``; its executable and its outcome (no neighbours yet)."""
-    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device))
+    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device, resolver))
     start = time.perf_counter()
     compiled = _aot(jitted, args, kwargs, target)
     wall = time.perf_counter() - start

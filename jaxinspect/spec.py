@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from jaxinspect.errors import SpecError
+from jaxinspect.fromnode import FromNode, ValueNode, is_from_mapping, parse_from
 from jaxinspect.leaves import LeafSpec, parse_leaf, parse_long_leaf
 from jaxinspect.suggest import did_you_mean
 
@@ -34,7 +35,7 @@ class DictNode:
     items: tuple[tuple[str, Node], ...]
 
 
-Node: TypeAlias = LeafSpec | ListNode | DictNode
+Node: TypeAlias = LeafSpec | ListNode | DictNode | FromNode | ValueNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class Spec:
     static: tuple[tuple[str, Any], ...] = ()
     #: Parameter names whose buffers are donated to the computation (``donate_argnames``).
     donate: tuple[str, ...] = ()
+    #: ``args: {from: ...}``: one factory builds every argument (``args`` is then empty).
+    args_from: FromNode | None = None
 
     @property
     def positional(self) -> bool:
@@ -59,7 +62,7 @@ class Spec:
         return bool(self.args) and self.args[0][0] is None
 
     def leaves(self) -> tuple[LeafSpec, ...]:
-        """Every leaf of every argument, depth first."""
+        """Every YAML leaf of every argument, depth first (``from:`` subtrees have none)."""
         out: list[LeafSpec] = []
         for _, node in self.args:
             _collect_leaves(node, out)
@@ -72,8 +75,13 @@ class Spec:
 
     @property
     def input_bytes(self) -> int:
-        """Bytes of all concrete inputs the spec describes."""
+        """Bytes of the concrete inputs its YAML leaves describe (``from:`` ones not counted)."""
         return sum(leaf.nbytes for leaf in self.leaves())
+
+    @property
+    def has_factories(self) -> bool:
+        """Whether any argument comes from Python (``from:`` or a given value)."""
+        return self.args_from is not None or any(has_factory(node) for _, node in self.args)
 
 
 def _collect_leaves(node: Node, out: list[LeafSpec]) -> None:
@@ -82,9 +90,20 @@ def _collect_leaves(node: Node, out: list[LeafSpec]) -> None:
     elif isinstance(node, ListNode):
         for item in node.items:
             _collect_leaves(item, out)
-    else:
+    elif isinstance(node, DictNode):
         for _, item in node.items:
             _collect_leaves(item, out)
+
+
+def has_factory(node: Node) -> bool:
+    """Whether ``node`` holds a ``from:`` node or a given value anywhere."""
+    if isinstance(node, FromNode | ValueNode):
+        return True
+    if isinstance(node, ListNode):
+        return any(has_factory(item) for item in node.items)
+    if isinstance(node, DictNode):
+        return any(has_factory(item) for _, item in node.items)
+    return False
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -93,7 +112,8 @@ def load_spec(path: str | Path) -> Spec:
     Raises:
         SpecError: The file is missing, not valid YAML, or not a valid spec.
     """
-    return parse_spec_text(read_spec_file(path), source=str(path))
+    folder = str(Path(path).parent)
+    return parse_spec_text(read_spec_file(path), source=str(path), folder=folder)
 
 
 def read_spec_file(path: str | Path) -> str:
@@ -111,9 +131,9 @@ def read_spec_file(path: str | Path) -> str:
         raise SpecError(f"{p}: cannot read spec file: {exc}") from None
 
 
-def parse_spec_text(text: str, *, source: str) -> Spec:
-    """Parse spec YAML text; ``source`` names it in errors."""
-    return parse_spec_document(parse_yaml(text, source=source), source=source)
+def parse_spec_text(text: str, *, source: str, folder: str | None = None) -> Spec:
+    """Parse spec YAML text; ``source`` names it in errors, ``folder`` anchors ``from:`` files."""
+    return parse_spec_document(parse_yaml(text, source=source), source=source, folder=folder)
 
 
 def parse_yaml(text: str, *, source: str) -> object:
@@ -130,8 +150,12 @@ def parse_yaml(text: str, *, source: str) -> object:
     return load_yaml(text, source=source, syntax_hint=hint)
 
 
-def parse_spec_document(document: object, *, source: str) -> Spec:
-    """Validate an already-loaded YAML document as a spec."""
+def parse_spec_document(document: object, *, source: str, folder: str | None = None) -> Spec:
+    """Validate an already-loaded YAML document as a spec.
+
+    ``folder`` is where relative ``from: file.py:name`` paths start (the spec file's folder);
+    ``None``: the current folder.
+    """
     if document is None:
         raise SpecError(f"{source}: the spec is empty", hint="Write at least `args:`.")
     if not isinstance(document, Mapping):
@@ -158,7 +182,12 @@ def parse_spec_document(document: object, *, source: str) -> Spec:
             )
     if "args" not in document:
         raise SpecError(f"{source}: missing top-level key `args`")
-    args = _parse_args(document["args"], source)
+    if is_from_mapping(document["args"]):
+        args_from = parse_from(document["args"], f"{source}: args", folder)
+        args: tuple[tuple[str | None, Node], ...] = ()
+    else:
+        args_from = None
+        args = _parse_args(document["args"], source, folder)
     static = _parse_static(document.get("static"), source)
     overlap = {name for name, _ in args} & {name for name, _ in static}
     if overlap:
@@ -177,7 +206,7 @@ def parse_spec_document(document: object, *, source: str) -> Spec:
                 f"{source}: donate: `{name}` is not under `args`"
                 f"{did_you_mean(name, [str(n) for n, _ in args])}"
             )
-    return Spec(source=source, args=args, static=static, donate=donate)
+    return Spec(source=source, args=args, static=static, donate=donate, args_from=args_from)
 
 
 def _parse_donate(raw: object, source: str) -> tuple[str, ...]:
@@ -216,7 +245,9 @@ def parse_arg_options(options: list[str]) -> Spec:
     return Spec(source="--arg", args=tuple(args))
 
 
-def _parse_args(raw: object, source: str) -> tuple[tuple[str | None, Node], ...]:
+def _parse_args(
+    raw: object, source: str, folder: str | None
+) -> tuple[tuple[str | None, Node], ...]:
     if raw is None:
         return ()
     if isinstance(raw, Mapping):
@@ -224,18 +255,20 @@ def _parse_args(raw: object, source: str) -> tuple[tuple[str | None, Node], ...]
         for name, value in raw.items():
             if not isinstance(name, str) or not name.isidentifier():
                 raise SpecError(f"{source}: args: {name!r} is not a valid parameter name")
-            out.append((name, _parse_node(value, f"{source}: args.{name}")))
+            out.append((name, _parse_node(value, f"{source}: args.{name}", folder)))
         return tuple(out)
     if isinstance(raw, list):
         return tuple(
-            (None, _parse_node(value, f"{source}: args[{i}]")) for i, value in enumerate(raw)
+            (None, _parse_node(value, f"{source}: args[{i}]", folder))
+            for i, value in enumerate(raw)
         )
     raise SpecError(
-        f"{source}: args must be a mapping by parameter name or a list, not a {_yaml_type(raw)}"
+        f"{source}: args must be a mapping by parameter name or a list "
+        f"(or {{from: FILE.py:NAME}}), not a {_yaml_type(raw)}"
     )
 
 
-def _parse_node(raw: object, where: str) -> Node:
+def _parse_node(raw: object, where: str, folder: str | None) -> Node:
     if isinstance(raw, str):
         return parse_leaf(raw, where=where)
     if isinstance(raw, bool):
@@ -245,18 +278,21 @@ def _parse_node(raw: object, where: str) -> Node:
     if isinstance(raw, float):
         return LeafSpec("float32", (), weak_type=True)
     if isinstance(raw, list):
-        return ListNode(tuple(_parse_node(v, f"{where}[{i}]") for i, v in enumerate(raw)))
+        return ListNode(tuple(_parse_node(v, f"{where}[{i}]", folder) for i, v in enumerate(raw)))
     if isinstance(raw, Mapping):
+        if is_from_mapping(raw):
+            return parse_from(raw, where, folder)
         if "shape" in raw or "dtype" in raw:
             return parse_long_leaf(raw, where)
         items = []
         for key, value in raw.items():
             if not isinstance(key, str):
                 raise SpecError(f"{where}: mapping key {key!r} must be a string")
-            items.append((key, _parse_node(value, f"{where}.{key}")))
+            items.append((key, _parse_node(value, f"{where}.{key}", folder)))
         return DictNode(tuple(items))
     raise SpecError(
-        f"{where}: expected a leaf like f32[8,4], a list or a mapping, not a {_yaml_type(raw)}"
+        f"{where}: expected a leaf like f32[8,4], a list or a mapping "
+        f"(or {{from: FILE.py:NAME}}), not a {_yaml_type(raw)}"
     )
 
 

@@ -72,7 +72,7 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
             x64.enter_context(x64_mode(spec))  # on for this phase's binding and the rest
             call = prepare_call(loaded, spec, job["backend"])
         before = dict(events)
-        art = run_pipeline(loaded.function, call.plan, call.args, call.kwargs, target=target)
+        art = run_pipeline(call.function, call.plan, call.args, call.kwargs, target=target)
         compile_events = {k: events[k] - before[k] for k in events}
         assert art.lower_s is not None and art.compile_s is not None  # ran until compile
         phases.update(trace=art.trace_s, lower=art.lower_s, compile=art.compile_s)

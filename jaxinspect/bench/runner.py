@@ -150,7 +150,7 @@ def _bench_one(
         call = prepare_call(loaded, spec, options.backend)
         # Compiled once here for the steady state; this also reports the user's errors
         # before fresh processes are spawned.
-        artifacts = run_pipeline(loaded.function, call.plan, call.args, call.kwargs, target=target)
+        artifacts = run_pipeline(call.function, call.plan, call.args, call.kwargs, target=target)
         cold, cache_report = _cold(target, source, options, progress)
         args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
         inputs = split_donated(call.plan, args, kwargs)
@@ -179,7 +179,7 @@ def _bench_one(
         progress(label, 3, 3)
     result = BenchResult(
         spec=source.label,
-        input_bytes=spec.input_bytes,
+        input_bytes=call.input_bytes,
         donated=call.plan.donated,
         cold=cold,
         cached=cached,
