@@ -57,7 +57,8 @@ def bind_target(
         if spec.args_from is None:
             raise
         where = f"{spec.args_from.where} ({spec.args_from.label})"
-        raise SpecError(f"{where}: the result does not fit: {exc.message}", hint=exc.hint) from None
+        detail = exc.message.removeprefix(f"{spec.source}: ")
+        raise SpecError(f"{where}: the result does not fit: {detail}", hint=exc.hint) from None
     if _has_array_leaves(function):
         own = BoundArg(SELF, keyword=False, static=False, node=ValueNode(function, target))
         plan = dataclasses.replace(plan, args=(own, *plan.args))

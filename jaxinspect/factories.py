@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,13 @@ from jaxinspect.usercode import user_code
 _EVAL_HINT = (
     "A factory runs abstractly (jax.eval_shape): it cannot read array values. "
     "Run with --debug for the full Python traceback."
+)
+#: JAX's errors for reading a traced value in Python (``if x > 0``, ``int(x)``, ``np.asarray``).
+_CONCRETE_VALUE_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
 )
 
 
@@ -56,6 +65,7 @@ class Resolver:
         key = (node.ref, node.folder, repr(node.kwargs))
         if key not in self._results:
             factory = load_factory(node)
+            check_kwargs(factory, node)
             self._results[key] = evaluate_abstractly(factory, dict(node.kwargs), node)
         return self._results[key]
 
@@ -80,6 +90,25 @@ def load_factory(node: FromNode) -> Callable[..., Any]:
         raise StageError("from", f"{node.where}: {exc.message}") from exc
 
 
+def check_kwargs(factory: Callable[..., Any], node: FromNode) -> None:
+    """Refuse keyword arguments the factory's signature does not accept.
+
+    Raises:
+        SpecError: Naming the spec key and the signature.
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # nothing to check against: the call itself will tell
+    try:
+        signature.bind(**dict(node.kwargs))
+    except TypeError as exc:
+        given = ", ".join(k for k, _ in node.kwargs) or "no arguments"
+        raise SpecError(
+            f"{node.where}.kwargs: {node.ref}{signature} cannot take {given}: {exc}"
+        ) from None
+
+
 def evaluate_abstractly(factory: Callable[..., Any], kwargs: dict[str, Any], node: FromNode) -> Any:
     """``factory(**kwargs)`` traced as ``jax.eval_shape`` does: no array is allocated.
 
@@ -91,6 +120,7 @@ def evaluate_abstractly(factory: Callable[..., Any], kwargs: dict[str, Any], nod
     """
     captured: list[Filtered] = []
 
+    @functools.wraps(factory)  # JAX's messages then name the factory, not this wrapper
     def arrays_only() -> tuple[Any, ...]:
         result = partition(factory(**kwargs))
         captured.append(result)
@@ -98,8 +128,13 @@ def evaluate_abstractly(factory: Callable[..., Any], kwargs: dict[str, Any], nod
         return tuple(_as_traced(leaf) for leaf in result.arrays)
 
     # The user's code: its prints go to stderr; anything it raises (sys.exit too) is exit 3.
-    with user_code("from", node.where, step=f"factory {node.ref}", hint=_EVAL_HINT):
-        shapes = jax.eval_shape(arrays_only)
+    try:
+        with user_code("from", node.where, step=f"factory {node.ref}"):
+            shapes = jax.eval_shape(arrays_only)
+    except StageError as exc:
+        if isinstance(exc.__cause__, _CONCRETE_VALUE_ERRORS):
+            exc.hint = _EVAL_HINT
+        raise
     return combine(Filtered(captured[-1].static, tuple(shapes)))
 
 
