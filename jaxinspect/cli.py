@@ -42,13 +42,14 @@ if TYPE_CHECKING:
 
 #: Modules under ``jaxinspect/commands/`` that add commands; each has ``register(app)``.
 #: They must not import jax at module level (``--help`` imports them all).
-COMMAND_MODULES: tuple[str, ...] = ("bench", "cost", "snapshot", "recompile")
+COMMAND_MODULES: tuple[str, ...] = ("bench", "cost", "snapshot", "recompile", "specgen")
 #: The commands each of those modules registers, so a run imports and builds its own alone.
 MODULE_COMMANDS: dict[str, tuple[str, ...]] = {
     "bench": ("bench",),
     "cost": ("cost",),
     "snapshot": ("snapshot", "diff", "check"),
     "recompile": ("recompile",),
+    "specgen": ("spec",),
 }
 
 _app = typer.Typer(

@@ -119,10 +119,14 @@ def evaluate_abstractly(factory: Callable[..., Any], kwargs: dict[str, Any], nod
         StageError: The factory raised, naming the spec key and showing the user's frames.
     """
     captured: list[Filtered] = []
+    order: list[Any] = []
 
     @functools.wraps(factory)  # JAX's messages then name the factory, not this wrapper
     def arrays_only() -> tuple[Any, ...]:
-        result = partition(factory(**kwargs))
+        made = factory(**kwargs)
+        if type(made) is dict:  # jax sorts dict keys; keep the factory's order of arguments
+            order[:] = list(made)
+        result = partition(made)
         captured.append(result)
         # A factory may describe arrays as ShapeDtypeStructs: make them traced zeros.
         return tuple(_as_traced(leaf) for leaf in result.arrays)
@@ -135,7 +139,8 @@ def evaluate_abstractly(factory: Callable[..., Any], kwargs: dict[str, Any], nod
         if isinstance(exc.__cause__, _CONCRETE_VALUE_ERRORS):
             exc.hint = _EVAL_HINT
         raise
-    return combine(Filtered(captured[-1].static, tuple(shapes)))
+    result = combine(Filtered(captured[-1].static, tuple(shapes)))
+    return {key: result[key] for key in order} if order else result
 
 
 def _as_traced(leaf: Any) -> Any:

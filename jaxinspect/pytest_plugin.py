@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,9 @@ class SnapshotAssertion:
     def __call__(
         self,
         function: Callable[..., Any],
-        spec: str | Path | Mapping[str, Any] | Any,
+        spec: str | Path | Mapping[str, Any] | Any = None,
         *,
+        args: Sequence[Any] | Mapping[str, Any] | None = None,
         name: str | None = None,
         backend: str | None = None,
         fail_on: str | None = None,
@@ -72,6 +73,9 @@ class SnapshotAssertion:
         Args:
             function: The function to trace, lower and compile (once).
             spec: A spec file path, a spec document (``{"args": {...}}``) or a ``Spec``.
+            args: Instead of ``spec``: the arguments themselves, a tuple (positional) or a
+                mapping by parameter name; any pytrees of arrays or ``ShapeDtypeStruct``s
+                (a TrainState, a model). Array leaves are traced, other leaves are static.
             name: Distinguishes several snapshots in one test (default: a call counter).
             backend: Platform to compile for; JAX's default when ``None``.
             fail_on: ``--fail-on`` rules; by default any difference fails.
@@ -87,7 +91,7 @@ class SnapshotAssertion:
         suffix = name if name is not None else (str(self._calls) if self._calls > 1 else "")
         folder = self._claim(suffix)
         try:
-            taken = capture_snapshot(_loaded(function), _spec(spec), backend)
+            taken = capture_snapshot(_loaded(function), _spec(spec, args), backend)
         except JaxInspectError as exc:
             pytest.fail(f"jaxinspect could not snapshot {function!r}: {exc.message}", False)
         if not is_snapshot(folder):
@@ -181,9 +185,15 @@ def _loaded(function: Callable[..., Any]) -> Any:
     return LoadedTarget(ref=ref, function=function, source_file=source)
 
 
-def _spec(spec: Any) -> Any:
+def _spec(spec: Any, args: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
     from jaxinspect.spec import Spec, load_spec, parse_spec_document
 
+    if args is not None:
+        if spec is not None:
+            raise TypeError("give jaxinspect_snapshot either a spec or args=, not both")
+        return _spec_of_values(args)
+    if spec is None:
+        raise TypeError("jaxinspect_snapshot needs a spec or args=(...)")
     if isinstance(spec, Spec):
         return spec
     if isinstance(spec, str | Path):
@@ -191,6 +201,23 @@ def _spec(spec: Any) -> Any:
     if isinstance(spec, Mapping):
         return parse_spec_document(dict(spec), source="(spec given to jaxinspect_snapshot)")
     raise TypeError(f"spec must be a path, a spec document or a Spec, not {type(spec).__name__}")
+
+
+def _spec_of_values(args: Sequence[Any] | Mapping[str, Any]) -> Any:
+    """A spec whose arguments are given Python values (evaluated like ``from:`` results)."""
+    from jaxinspect.fromnode import ValueNode
+    from jaxinspect.spec import Spec
+
+    source = "(args given to jaxinspect_snapshot)"
+    if isinstance(args, Mapping):
+        named = tuple((str(k), ValueNode(v, f"{source}[{k!r}]")) for k, v in args.items())
+        return Spec(source=source, args=named)
+    if isinstance(args, str | bytes) or not isinstance(args, Sequence):
+        raise TypeError(f"args= must be a tuple or a mapping, not {type(args).__name__}")
+    return Spec(
+        source=source,
+        args=tuple((None, ValueNode(v, f"{source}[{i}]")) for i, v in enumerate(args)),
+    )
 
 
 def _describe(diff: Any, verdict: Any) -> str:
