@@ -186,3 +186,20 @@ def test_cost_snapshot_and_bench_run_on_the_train_step(run_cli, tmp_path: Path, 
     assert bench_doc["bench"]["input_bytes"] == expected["argument_bytes"]
     assert len(bench_doc["bench"]["cold"]["compile"]["samples_s"]) == 1  # the fresh process ran
     assert bench_doc["bench"]["cached"]["median_s"] > 0
+
+
+def test_donating_a_state_built_by_a_factory_runs_with_timings(run_cli, tmp_path: Path):
+    spec = tmp_path / "donate.yaml"
+    spec.write_text(
+        f"args:\n  state: {{from: {sample('train_flax.py')}:init_state}}\n"
+        "  x: f32[8,16]\n  labels: i32[8]\ndonate: [state]\n"
+    )
+    result = run_cli(
+        "stages", sample("train_flax.py:train_step"), "--shapes", spec, "--format", "json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["memory"]["donated"] == ["state"]
+    aliased = {a["argument"] for a in doc["memory"]["input_output_aliases"]}
+    assert "state.params['Dense_0']['kernel']" in aliased  # the new params reuse the old buffers
+    assert doc["timings"]["cached_call_s"] > 0
