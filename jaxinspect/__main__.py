@@ -1,5 +1,5 @@
 """Entry point for ``python -m jaxinspect``."""
 
-from jaxinspect.entry import main
+from jaxinspect.cli.entry import main
 
 main()

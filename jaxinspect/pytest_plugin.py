@@ -168,7 +168,7 @@ def _escape(text: str) -> str:
 
 
 def _loaded(function: Callable[..., Any]) -> Any:
-    from jaxinspect.target import LoadedTarget, TargetRef
+    from jaxinspect.inputs.target import LoadedTarget, TargetRef
 
     module = getattr(function, "__module__", None) or "__main__"
     qualname = str(getattr(function, "__qualname__", None) or getattr(function, "__name__", "fn"))
@@ -186,7 +186,7 @@ def _loaded(function: Callable[..., Any]) -> Any:
 
 
 def _spec(spec: Any, args: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
-    from jaxinspect.spec import Spec, load_spec, parse_spec_document
+    from jaxinspect.inputs.spec import Spec, load_spec, parse_spec_document
 
     if args is not None:
         if spec is not None:
@@ -205,8 +205,8 @@ def _spec(spec: Any, args: Sequence[Any] | Mapping[str, Any] | None = None) -> A
 
 def _spec_of_values(args: Sequence[Any] | Mapping[str, Any]) -> Any:
     """A spec whose arguments are given Python values (evaluated like ``from:`` results)."""
-    from jaxinspect.fromnode import ValueNode
-    from jaxinspect.spec import Spec
+    from jaxinspect.inputs.fromnode import ValueNode
+    from jaxinspect.inputs.spec import Spec
 
     source = "(args given to jaxinspect_snapshot)"
     if isinstance(args, Mapping):
@@ -223,8 +223,8 @@ def _spec_of_values(args: Sequence[Any] | Mapping[str, Any]) -> Any:
 def _describe(diff: Any, verdict: Any) -> str:
     from rich.console import Console
 
-    from jaxinspect.renderers.snapshot_console import render_diff_summary
-    from jaxinspect.renderers.snapshot_text import text_diff_lines
+    from jaxinspect.renderers.snapshot.console import render_diff_summary
+    from jaxinspect.renderers.snapshot.text import text_diff_lines
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=100, color_system=None)

@@ -3,7 +3,7 @@
 Each example writes a random target file (functions that return, print at the Python and the
 file-descriptor level, ``sys.exit``, raise ``KeyboardInterrupt`` or other ``BaseException``s,
 fail to trace...), a random spec (well-formed, malformed, aliased, nested, tagged) and maybe a
-manifest, then runs a random argv in this process through ``jaxinspect.entry.run`` — what the
+manifest, then runs a random argv in this process through ``jaxinspect.cli.entry.run`` — what the
 console script runs — with stdout and stderr captured at the file-descriptor level.
 
 The invariants (``violations``): the exit code is 0, 1, 2 or 3; no traceback on stderr; with
@@ -317,7 +317,7 @@ def _captured() -> Iterator[tuple[_Capture, _Capture]]:
 
 def run_example(example: Example) -> Outcome:
     """Write the example's files to a fresh folder and run its argv in this process."""
-    from jaxinspect.entry import run
+    from jaxinspect.cli.entry import run
 
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-fuzz-"))
     try:

@@ -14,7 +14,7 @@ os.environ.pop("JAX_ENABLE_X64", None)
 
 from typer.testing import CliRunner, Result  # noqa: E402
 
-from jaxinspect.cli import app  # noqa: E402
+from jaxinspect.cli.app import app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_programs"

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, sample
-from jaxinspect.bench.model import STABLE_COLD_PHASES
 from jaxinspect.bench.steady import Budget, CallInputs, measure_per_call, measure_pipelined
 from jaxinspect.errors import StageError
+from jaxinspect.reports.bench import STABLE_COLD_PHASES
 
 SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "bench.schema.json").read_text())
 SIMPLE = (sample("simple.py") + ":scale_shift", "--shapes", sample("simple.yaml"))
@@ -26,7 +26,7 @@ def cached_run(tmp_path_factory):
     """One JSON run with the persistent cache: 2 empty-cache, 1 priming, 2 populated processes."""
     from typer.testing import CliRunner
 
-    from jaxinspect.cli import app
+    from jaxinspect.cli.app import app
 
     cache = tmp_path_factory.mktemp("cache") / "jax_cache"
     result = CliRunner().invoke(
@@ -191,7 +191,7 @@ def test_shapes_and_arg_together_are_refused(run_cli):
 
 def test_bench_help_does_not_import_jax():
     code = (
-        "import sys\nfrom jaxinspect.cli import app\n"
+        "import sys\nfrom jaxinspect.cli.app import app\n"
         "try:\n    app(['bench', '--help'])\n"
         "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
         "print('JAX_IMPORTED', 'jax' in sys.modules)"

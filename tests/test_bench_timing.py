@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, sample
-from jaxinspect import execute
-from jaxinspect.binding import bind_spec
-from jaxinspect.pipeline import run_pipeline
-from jaxinspect.spec import parse_arg_options
-from jaxinspect.timing import calls
-from jaxinspect.timing.calls import CallCount, CallInputs, SeriesProgress, time_series
-from jaxinspect.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.inputs.binding import bind_spec
+from jaxinspect.inputs.spec import parse_arg_options
+from jaxinspect.pipeline import execute
+from jaxinspect.pipeline.stages import run_pipeline
+from jaxinspect.pipeline.timing import calls
+from jaxinspect.pipeline.timing.calls import CallCount, CallInputs, SeriesProgress, time_series
+from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
 
 # A target whose every execution records whether the collector was on, and can be slowed.
 RECORDING = """

@@ -7,9 +7,9 @@ import functools
 import jax
 import pytest
 
-from jaxinspect.binding import bind_spec
 from jaxinspect.errors import SpecError
-from jaxinspect.spec import parse_spec_text
+from jaxinspect.inputs.binding import bind_spec
+from jaxinspect.inputs.spec import parse_spec_text
 
 
 def spec(text):

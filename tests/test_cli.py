@@ -162,7 +162,7 @@ def test_debug_reraises(run_cli):
 
 
 def test_internal_errors_exit_4_with_traceback(capsys):
-    from jaxinspect.exits import errors_to_exit_codes
+    from jaxinspect.cli.exits import errors_to_exit_codes
 
     with pytest.raises(SystemExit) as info, errors_to_exit_codes(debug=False):
         raise RuntimeError("a bug")
@@ -180,7 +180,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("argv", [["--help"], ["stages", "--help"], ["--version"]])
 def test_help_and_version_do_not_import_jax(argv):
     code = (
-        "import sys\nfrom jaxinspect.cli import app\n"
+        "import sys\nfrom jaxinspect.cli.app import app\n"
         f"try:\n    app({argv!r})\n"
         "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
         "print('JAX_IMPORTED', 'jax' in sys.modules, 'numpy' in sys.modules)"
@@ -207,12 +207,12 @@ def test_command_modules_register_the_commands_they_declare():
     import typer
     import typer.main
 
-    from jaxinspect.cli import COMMAND_MODULES, MODULE_COMMANDS, app
+    from jaxinspect.cli.app import COMMAND_MODULES, MODULE_COMMANDS, app
 
     assert set(MODULE_COMMANDS) == set(COMMAND_MODULES)
     for module, commands in MODULE_COMMANDS.items():
         alone = typer.Typer()
-        importlib.import_module(f"jaxinspect.commands.{module}").register(alone)
+        importlib.import_module(f"jaxinspect.cli.commands.{module}").register(alone)
         assert set(typer.main.get_group(alone).commands) == set(commands), module
     builtin = {"stages", "jaxpr", "stablehlo", "hlo"}
     declared = builtin.union(*MODULE_COMMANDS.values())
@@ -222,7 +222,7 @@ def test_command_modules_register_the_commands_they_declare():
 def test_every_command_has_help(run_cli):
     import typer.main
 
-    from jaxinspect.cli import app
+    from jaxinspect.cli.app import app
 
     group = typer.main.get_group(app)
     for name in group.commands:

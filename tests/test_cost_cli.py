@@ -138,10 +138,10 @@ def test_stages_shows_the_same_loop_aware_figures(run_cli):
 
 
 def test_render_cost_with_a_fixed_console(run_cli):
-    from jaxinspect.commands.cost import _analyse
-    from jaxinspect.costmodel.profiles import find_profile
-    from jaxinspect.renderers.cost_console import render_cost
-    from jaxinspect.spec import load_spec
+    from jaxinspect.cli.commands.cost import _analyse
+    from jaxinspect.cost.profiles import find_profile
+    from jaxinspect.inputs.spec import load_spec
+    from jaxinspect.renderers.cost.console import render_cost
 
     report = _analyse(
         sample("rnn.py") + ":run",

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from jaxinspect.cli import app
-from jaxinspect.costmodel.analysis import analyse_compiled
-from jaxinspect.costmodel.breakdown import analyse_module
-from jaxinspect.costmodel.hlotext import join_attributes, parse_module
-from jaxinspect.costmodel.ownership import UserCode
-from jaxinspect.costmodel.xlacost import module_cost, wrap_instruction
+from jaxinspect.cli.app import app
+from jaxinspect.cost.analysis import analyse_compiled
+from jaxinspect.cost.breakdown import analyse_module
+from jaxinspect.cost.hlotext import join_attributes, parse_module
+from jaxinspect.cost.ownership import UserCode
+from jaxinspect.cost.xlacost import module_cost, wrap_instruction
 
 N = 64
 

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from jaxinspect.costmodel.memoryfit import estimate_peak, fit_memory
-from jaxinspect.costmodel.profiles import PROFILES, custom_profile, find_profile
-from jaxinspect.costmodel.roofline import roofline_point
-from jaxinspect.costmodel.shapes import element_type, shape_bytes
+from jaxinspect.cost.memoryfit import estimate_peak, fit_memory
+from jaxinspect.cost.profiles import PROFILES, custom_profile, find_profile
+from jaxinspect.cost.roofline import roofline_point
+from jaxinspect.cost.shapes import element_type, shape_bytes
 from jaxinspect.errors import UsageError
-from jaxinspect.model import MemorySummary
+from jaxinspect.reports.stages import MemorySummary
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
-from jaxinspect.cli import app
+from jaxinspect.cli.app import app
 from tests.conftest import ROOT
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))

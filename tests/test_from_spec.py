@@ -13,8 +13,8 @@ import yaml
 
 from conftest import sample
 from jaxinspect.errors import SpecError
-from jaxinspect.fromnode import FromNode
-from jaxinspect.spec import parse_spec_text
+from jaxinspect.inputs.fromnode import FromNode
+from jaxinspect.inputs.spec import parse_spec_text
 
 pytest_plugins = ["pytester"]
 

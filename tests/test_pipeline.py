@@ -11,9 +11,9 @@ from jax import monitoring
 
 from conftest import sample
 from jaxinspect.errors import ExitCode, StageError, UsageError
-from jaxinspect.inspection import InspectOptions, inspect_target, run_inspection
-from jaxinspect.spec import load_spec, parse_arg_options, parse_spec_text
-from jaxinspect.target import load_target
+from jaxinspect.inputs.spec import load_spec, parse_arg_options, parse_spec_text
+from jaxinspect.inputs.target import load_target
+from jaxinspect.pipeline.inspection import InspectOptions, inspect_target, run_inspection
 
 _compiles: list[str] = []
 

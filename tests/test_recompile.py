@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 from typer.testing import Result
 
-from jaxinspect.cachekey import CacheKey, LeafKey, key_changes
-from jaxinspect.cases import parse_spec_cases_text
 from jaxinspect.errors import ExitCode
-from jaxinspect.recompile import SweepReport, run_sweep
-from jaxinspect.target import load_target
+from jaxinspect.inputs.cases import parse_spec_cases_text
+from jaxinspect.inputs.target import load_target
+from jaxinspect.recompile.cachekey import CacheKey, LeafKey, key_changes
+from jaxinspect.recompile.sweep import SweepReport, run_sweep
 from tests.conftest import ROOT, sample
 
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/recompile.schema.json").read_text())

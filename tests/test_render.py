@@ -9,7 +9,9 @@ import jsonschema
 from rich.console import Console
 
 from conftest import ROOT
-from jaxinspect.model import (
+from jaxinspect.renderers.stages.console import render_console
+from jaxinspect.renderers.stages.jsondoc import render_json
+from jaxinspect.reports.stages import (
     ArgInfo,
     CallTimings,
     CostSummary,
@@ -18,8 +20,6 @@ from jaxinspect.model import (
     StageText,
     Timings,
 )
-from jaxinspect.renderers.console import render_console
-from jaxinspect.renderers.jsonrenderer import render_json
 
 SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "stages.schema.json").read_text())
 

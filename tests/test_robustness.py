@@ -1,7 +1,7 @@
 """Hostile and careless input (issue #11): the user's code, closed pipes, full disks, odd targets.
 
 Each test reproduces one numbered item of the issue. In-process runs go through
-``jaxinspect.entry.run`` (what the console script runs) under ``capfd``, so writes to file
+``jaxinspect.cli.entry.run`` (what the console script runs) under ``capfd``, so writes to file
 descriptor 1 are seen as well as ``sys.stdout``; a few need a real process (signals, pipes).
 """
 
@@ -78,7 +78,7 @@ Run = Callable[..., tuple[int, str, str]]
 @pytest.fixture
 def run_entry(capfd: pytest.CaptureFixture[str]) -> Run:
     """Run argv as the console script does, in this process: (exit code, stdout, stderr)."""
-    from jaxinspect.entry import run
+    from jaxinspect.cli.entry import run
 
     def invoke(*argv: object) -> tuple[int, str, str]:
         capfd.readouterr()

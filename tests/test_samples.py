@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import sample
-from jaxinspect.inspection import InspectOptions, inspect_target
-from jaxinspect.spec import load_spec
+from jaxinspect.inputs.spec import load_spec
+from jaxinspect.pipeline.inspection import InspectOptions, inspect_target
 
 
 def matmul(m: int, k: int, n: int) -> int:

@@ -176,9 +176,9 @@ def test_safe_names_cannot_escape(name: str, safe: str | None) -> None:
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from jaxinspect.inputs.spec import parse_arg_options
+    from jaxinspect.inputs.target import load_target
     from jaxinspect.snapshot.capture import capture_snapshot
-    from jaxinspect.spec import parse_arg_options
-    from jaxinspect.target import load_target
 
     root = tmp_path_factory.mktemp("store")
     (root / "prog.py").write_text(textwrap.dedent(PROGRAM))

@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.spec import parse_spec_text
+from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.store import write_snapshot
 from jaxinspect.snapshot.textdiff import matching_blocks, unified_diff, unified_hunks
 from jaxinspect.snapshot.thresholds import parse_rules
-from jaxinspect.spec import parse_spec_text
-from jaxinspect.target import load_target
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "jaxinspect" / "schemas"
 PROGRAM = """
@@ -228,7 +228,7 @@ def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path
         "import atexit, sys\n"
         "jax = lambda: any(m == 'jax' or m.startswith(('jax.', 'jaxlib')) for m in sys.modules)\n"
         "atexit.register(lambda: print('JAX', jax(), 'TYPER', 'typer' in sys.modules))\n"
-        "from jaxinspect.entry import main\n"
+        "from jaxinspect.cli.entry import main\n"
         f"sys.argv = ['jaxinspect', 'diff', {str(pair[0])!r}, {str(pair[2])!r}]\n"
         "main()\n"
     )
@@ -240,8 +240,8 @@ def test_diff_of_stored_snapshots_never_imports_jax(pair: tuple[Path, Path, Path
 def test_plain_diff_options_are_the_typer_commands() -> None:
     import typer.main
 
-    from jaxinspect.cli import app
-    from jaxinspect.commands.diffrun import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
+    from jaxinspect.cli.app import app
+    from jaxinspect.cli.commands.diffrun import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
 
     command = typer.main.get_command(app).commands["diff"]  # type: ignore[attr-defined]
     options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
@@ -270,7 +270,7 @@ def test_plain_diff_prints_what_the_typer_command_prints(
     capsys: pytest.CaptureFixture[str],
     options: list[str],
 ) -> None:
-    from jaxinspect.commands.diffrun import parse_plain_diff, run_diff
+    from jaxinspect.cli.commands.diffrun import parse_plain_diff, run_diff
 
     argv = ["diff", str(pair[0]), *options, str(pair[2])]  # options between the paths
     typed = run_cli(*argv)
@@ -305,13 +305,13 @@ def test_plain_diff_prints_what_the_typer_command_prints(
     ],
 )
 def test_anything_but_a_plain_diff_goes_to_typer(argv: list[str]) -> None:
-    from jaxinspect.commands.diffrun import parse_plain_diff
+    from jaxinspect.cli.commands.diffrun import parse_plain_diff
 
     assert parse_plain_diff(argv) is None
 
 
 def test_plain_diff_takes_paths_after_a_double_dash() -> None:
-    from jaxinspect.commands.diffrun import DiffArgs, parse_plain_diff
+    from jaxinspect.cli.commands.diffrun import DiffArgs, parse_plain_diff
 
     parsed = parse_plain_diff(["diff", "--no-text", "--", "-old", "--new"])
     assert parsed == DiffArgs(Path("-old"), Path("--new"), text=False)
@@ -339,7 +339,7 @@ def test_large_moves_and_insertions_stay_aligned() -> None:
 
 
 def test_plain_diff_exit_codes_as_typer_gives_them(capsys: pytest.CaptureFixture[str]) -> None:
-    from jaxinspect.entry import exit_code_of
+    from jaxinspect.cli.entry import exit_code_of
 
     def interrupted(_: object) -> None:
         raise KeyboardInterrupt

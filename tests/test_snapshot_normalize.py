@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from jaxinspect.inputs.spec import parse_spec_text
+from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.model import SNAPSHOT_FILES, STAGE_FILES, Snapshot
 from jaxinspect.snapshot.normalize import normalize_hlo, normalize_stablehlo
 from jaxinspect.snapshot.store import write_snapshot
-from jaxinspect.spec import parse_spec_text
-from jaxinspect.target import load_target
 
 BASE = """
 import jax
@@ -246,9 +246,9 @@ def test_persistent_cache_cannot_serve_stale_names(tmp_path: Path) -> None:
 
 def test_text_parser_reads_raw_compiler_output_too() -> None:
     # compiled.as_text() carries source tables, metadata and stale names; counts must not care.
-    from jaxinspect.inspection import InspectOptions, run_inspection
+    from jaxinspect.inputs.spec import load_spec
+    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.snapshot.loose import text_op_counts
-    from jaxinspect.spec import load_spec
 
     root = Path(__file__).resolve().parent.parent / "sample_programs"
     report, artifacts = run_inspection(

@@ -54,9 +54,9 @@ NAMES = ("prog_double", "shift")
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two snapshot folders, ``double`` and ``shifted``, taken once for the module."""
+    from jaxinspect.inputs.spec import parse_arg_options
+    from jaxinspect.inputs.target import load_target
     from jaxinspect.snapshot.capture import capture_snapshot
-    from jaxinspect.spec import parse_arg_options
-    from jaxinspect.target import load_target
 
     root = tmp_path_factory.mktemp("store")
     (root / "prog.py").write_text(textwrap.dedent(PROGRAM))
@@ -444,7 +444,7 @@ _FULL_DISK = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
-from jaxinspect.entry import main
+from jaxinspect.cli.entry import main
 sys.argv = ["jaxinspect", *sys.argv[1:]]
 main()
 """

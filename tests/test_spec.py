@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxinspect.errors import ExitCode, SpecError
-from jaxinspect.leaves import LeafSpec, parse_leaf
-from jaxinspect.spec import (
+from jaxinspect.inputs.leaves import LeafSpec, parse_leaf
+from jaxinspect.inputs.spec import (
     DictNode,
     ListNode,
     Spec,

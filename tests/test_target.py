@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from jaxinspect.errors import ExitCode, StageError, TargetError
-from jaxinspect.target import load_target, parse_target
+from jaxinspect.inputs.target import load_target, parse_target
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import jax
 import pytest
 from typer.testing import Result
 
-from jaxinspect.binding import bind_spec
 from jaxinspect.errors import UsageError
-from jaxinspect.inputs import abstract_tree, build_call
-from jaxinspect.inspection import InspectOptions, run_inspection
-from jaxinspect.spec import parse_spec_text
-from jaxinspect.target import load_target
-from jaxinspect.transforms import parse_transform, parse_transforms
+from jaxinspect.inputs.arrays import abstract_tree, build_call
+from jaxinspect.inputs.binding import bind_spec
+from jaxinspect.inputs.spec import parse_spec_text
+from jaxinspect.inputs.target import load_target
+from jaxinspect.inputs.transforms import parse_transform, parse_transforms
+from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
 from tests.conftest import ROOT, sample
 
 LOSS = sample("linreg.py") + ":loss_fn"

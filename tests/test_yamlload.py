@@ -7,11 +7,11 @@ import tracemalloc
 
 import pytest
 
-from jaxinspect.cases import parse_spec_cases_text
 from jaxinspect.errors import SpecError, UsageError
-from jaxinspect.leaves import INT64_MAX, parse_leaf
-from jaxinspect.spec import parse_spec_text
-from jaxinspect.yamlload import MAX_DEPTH_ENV, MAX_NODES_ENV, YamlLimits, load_yaml
+from jaxinspect.inputs.cases import parse_spec_cases_text
+from jaxinspect.inputs.leaves import INT64_MAX, parse_leaf
+from jaxinspect.inputs.spec import parse_spec_text
+from jaxinspect.inputs.yamlload import MAX_DEPTH_ENV, MAX_NODES_ENV, YamlLimits, load_yaml
 
 
 def _bomb(levels: int, width: int = 10) -> str:

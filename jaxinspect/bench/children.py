@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from jaxinspect.timing.deadline import abort_run
+from jaxinspect.pipeline.timing.deadline import abort_run
 
 #: Seconds a child gets to end after SIGTERM before it is killed.
 GRACE_S = 2.0

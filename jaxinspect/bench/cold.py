@@ -15,7 +15,6 @@ import jaxinspect
 from jaxinspect.bench.children import run_child
 from jaxinspect.bench.coldrun import MARKER
 from jaxinspect.bench.jobs import SpecSource, make_job
-from jaxinspect.bench.model import COLD_PHASES, ColdRound, ColdSample
 from jaxinspect.bench.stats import phase_stats
 from jaxinspect.errors import (
     JaxInspectError,
@@ -24,6 +23,7 @@ from jaxinspect.errors import (
     TargetError,
     UsageError,
 )
+from jaxinspect.reports.bench import COLD_PHASES, ColdRound, ColdSample
 
 _ERRORS: dict[str, type[UsageError]] = {
     "UsageError": UsageError,

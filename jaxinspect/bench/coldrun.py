@@ -19,7 +19,7 @@ from collections.abc import Iterator  # noqa: E402
 from contextlib import ExitStack, contextmanager  # noqa: E402
 from typing import Any  # noqa: E402
 
-from jaxinspect.timing.quiet import quiet_gc  # noqa: E402  (gc and contextlib only)
+from jaxinspect.pipeline.timing.quiet import quiet_gc  # noqa: E402  (gc and contextlib only)
 
 #: Prefix of the one result line on stdout.
 MARKER = "JAXINSPECT-COLDRUN "
@@ -54,17 +54,17 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
     events = {_REQUESTS: 0, _HITS: 0}
     jax.monitoring.register_event_listener(lambda name, **_: _count(events, name))
 
-    from jaxinspect.backend import select_device
+    from jaxinspect.pipeline.backend import select_device
 
     with _phase(phases, "backend_init"):
         device = select_device(job["backend"])
     with ExitStack() as x64:
         with _phase(phases, "load_target"):
             from jaxinspect.bench.jobs import job_spec
-            from jaxinspect.inspection import prepare_call, x64_mode
-            from jaxinspect.pipeline import run_pipeline
-            from jaxinspect.target import load_target
-            from jaxinspect.usercode import user_code
+            from jaxinspect.inputs.target import load_target
+            from jaxinspect.pipeline.inspection import prepare_call, x64_mode
+            from jaxinspect.pipeline.stages import run_pipeline
+            from jaxinspect.pipeline.usercode import user_code
 
             target = job["target"]
             loaded = load_target(target)
@@ -161,6 +161,6 @@ def _describe_error(exc: Exception) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from jaxinspect.fastexit import exit_without_teardown
+    from jaxinspect.cli.fastexit import exit_without_teardown
 
     exit_without_teardown(main(sys.argv[1:]))

@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from jaxinspect.cases import load_spec_cases
 from jaxinspect.errors import UsageError
-from jaxinspect.spec import Spec, parse_arg_options
+from jaxinspect.inputs.cases import load_spec_cases
+from jaxinspect.inputs.spec import Spec, parse_arg_options
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxinspect.bench.model import BenchResult, BenchSettings
+from jaxinspect.reports.bench import BenchResult, BenchSettings
 
 
 def report_notes(result: BenchResult, settings: BenchSettings) -> tuple[str, ...]:

@@ -11,19 +11,8 @@ from typing import Any
 import jax
 import jaxlib
 
-from jaxinspect.backend import describe_device
 from jaxinspect.bench.cold import ColdConfig, run_cold_round
 from jaxinspect.bench.jobs import SpecSource
-from jaxinspect.bench.model import (
-    BenchReport,
-    BenchResult,
-    BenchSettings,
-    ColdRound,
-    Environment,
-    PersistentCacheReport,
-    SpecFailure,
-    SpecOutcome,
-)
 from jaxinspect.bench.notes import report_notes
 from jaxinspect.bench.pcache import run_cache_rounds
 from jaxinspect.bench.steady import (
@@ -33,14 +22,25 @@ from jaxinspect.bench.steady import (
     measure_tiny_dispatch,
     split_donated,
 )
-from jaxinspect.casefailure import case_failure
 from jaxinspect.errors import JaxInspectError
-from jaxinspect.inputs import check_input_size
-from jaxinspect.inspection import PreparedCall, prepare_call, x64_mode
-from jaxinspect.limits import DEFAULT_MAX_INPUT_BYTES
-from jaxinspect.pipeline import run_pipeline
-from jaxinspect.target import LoadedTarget, load_target
-from jaxinspect.timing.calls import SeriesProgress
+from jaxinspect.inputs.arrays import check_input_size
+from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
+from jaxinspect.inputs.target import LoadedTarget, load_target
+from jaxinspect.pipeline.backend import describe_device
+from jaxinspect.pipeline.inspection import PreparedCall, prepare_call, x64_mode
+from jaxinspect.pipeline.stages import run_pipeline
+from jaxinspect.pipeline.timing.calls import SeriesProgress
+from jaxinspect.reports.bench import (
+    BenchReport,
+    BenchResult,
+    BenchSettings,
+    ColdRound,
+    Environment,
+    PersistentCacheReport,
+    SpecFailure,
+    SpecOutcome,
+)
+from jaxinspect.reports.failures import case_failure
 
 #: ``progress(task, done, total)``: called as work completes; the CLI draws a progress bar.
 Progress = Callable[[str, int, int], None]

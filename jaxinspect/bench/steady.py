@@ -1,6 +1,6 @@
 """Steady-state latency of a compiled executable: per-call, pipelined, and a tiny program's.
 
-The per-call loop is ``jaxinspect.timing.calls``, the same one ``stages`` uses.
+The per-call loop is ``jaxinspect.pipeline.timing.calls``, the same one ``stages`` uses.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from typing import Any
 
 import jax
 
-from jaxinspect.bench.model import CachedStats, DispatchStats, PipelinedStats
 from jaxinspect.bench.stats import cached_stats
-from jaxinspect.timing.calls import (
+from jaxinspect.pipeline.timing.calls import (
     SLOW_FLOOR_S,
     CallCount,
     CallInputs,
@@ -24,7 +23,8 @@ from jaxinspect.timing.calls import (
     tree_bytes,
     user_calls,
 )
-from jaxinspect.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.reports.bench import CachedStats, DispatchStats, PipelinedStats
 
 __all__ = [
     "Budget",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from jaxinspect import __version__
-from jaxinspect.inspection import InspectOptions, run_inspection
-from jaxinspect.model import InspectionReport
-from jaxinspect.pipeline import StageArtifacts
+from jaxinspect.inputs.spec import Spec
+from jaxinspect.inputs.target import LoadedTarget
+from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.pipeline.stages import StageArtifacts
+from jaxinspect.reports.stages import InspectionReport
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -22,8 +24,6 @@ from jaxinspect.snapshot.normalize import (
     normalize_jaxpr,
     normalize_stablehlo,
 )
-from jaxinspect.spec import Spec
-from jaxinspect.target import LoadedTarget
 
 # Sections of the one pipeline run a snapshot needs: every stage, cost and memory, no timings.
 _SECTIONS = ("jaxpr", "stablehlo", "hlo", "ops", "cost", "memory")

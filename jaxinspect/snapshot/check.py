@@ -124,9 +124,9 @@ def _capture_or_failure(item: ManifestTarget) -> Snapshot | StageError:
 
 
 def _capture(item: ManifestTarget) -> Snapshot:
+    from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options
+    from jaxinspect.inputs.target import load_target
     from jaxinspect.snapshot.capture import capture_snapshot
-    from jaxinspect.spec import Spec, load_spec, parse_arg_options
-    from jaxinspect.target import load_target
 
     if item.shapes is not None:
         spec = load_spec(item.shapes)

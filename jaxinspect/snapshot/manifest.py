@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.yamlload import load_yaml
 from jaxinspect.snapshot.store import safe_name
 from jaxinspect.suggest import did_you_mean
-from jaxinspect.yamlload import load_yaml
 
 YAML_NAME = "jaxinspect.yaml"
 PYPROJECT_NAME = "pyproject.toml"

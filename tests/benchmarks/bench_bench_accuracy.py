@@ -29,10 +29,10 @@ from jaxinspect.bench.steady import (  # noqa: E402
     measure_per_call,
     split_donated,
 )
-from jaxinspect.inspection import prepare_call, x64_mode  # noqa: E402
-from jaxinspect.pipeline import run_pipeline  # noqa: E402
-from jaxinspect.spec import Spec, load_spec, parse_arg_options  # noqa: E402
-from jaxinspect.target import load_target  # noqa: E402
+from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options  # noqa: E402
+from jaxinspect.inputs.target import load_target  # noqa: E402
+from jaxinspect.pipeline.inspection import prepare_call, x64_mode  # noqa: E402
+from jaxinspect.pipeline.stages import run_pipeline  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_programs"
 PAIRS = 7

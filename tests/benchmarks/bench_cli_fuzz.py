@@ -3,7 +3,7 @@
 Random target files (that print, ``sys.exit``, raise ``KeyboardInterrupt`` or other
 ``BaseException``s, fail to trace...), random specs (malformed, aliased, nested, tagged),
 random argv of every command but ``bench``, run in this process through the console script's
-``jaxinspect.entry.run`` (see tests/clifuzz.py). Every example must exit 0-3, print no
+``jaxinspect.cli.entry.run`` (see tests/clifuzz.py). Every example must exit 0-3, print no
 traceback, keep the target's prints off stdout, and give parseable stdout with --format json.
 
 Run: .venv/bin/python tests/benchmarks/bench_cli_fuzz.py [--examples 1000] [--seed N]

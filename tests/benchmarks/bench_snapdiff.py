@@ -30,9 +30,9 @@ _NAME = re.compile(r"%([\w.\-]+)")
 def real_hlo() -> str:
     """The normalized optimized HLO of sample_programs/transformer.py:block."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    from jaxinspect.inputs.spec import load_spec
+    from jaxinspect.inputs.target import load_target
     from jaxinspect.snapshot.capture import capture_snapshot
-    from jaxinspect.spec import load_spec
-    from jaxinspect.target import load_target
 
     target = load_target(str(ROOT / "sample_programs" / "transformer.py") + ":block")
     snap = capture_snapshot(target, load_spec(ROOT / "sample_programs" / "transformer.yaml"))

@@ -1,0 +1,1 @@
+"""One module per command; each registers its command on the typer app."""

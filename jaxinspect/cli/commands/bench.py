@@ -1,0 +1,201 @@
+"""``jaxinspect bench``: first-call phases from cold processes and steady-state latency."""
+
+import enum
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jaxinspect.cli.options import (
+    ArgOpt,
+    BackendOpt,
+    CaseOpt,
+    DebugOpt,
+    MaxInputBytesOpt,
+    SeedOpt,
+    ShapesOpt,
+    TargetArg,
+    TimeoutOpt,
+    errors_to_exit_codes,
+)
+from jaxinspect.errors import SpecError, UsageError
+from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
+
+if TYPE_CHECKING:
+    from jaxinspect.bench.jobs import SpecSource
+    from jaxinspect.bench.runner import Notice, Progress
+    from jaxinspect.reports.bench import BenchReport
+
+
+class BenchFormat(enum.StrEnum):
+    """Output formats of ``bench``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+_TIMEOUT_HINT = "Raise --timeout, or lower --cold-runs, --runs or --time-budget."
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
+    app.command(name="bench")(bench)
+
+
+def bench(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    case: CaseOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        BenchFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = BenchFormat.TABLE,
+    cold_runs: Annotated[
+        int, typer.Option(min=1, help="Fresh processes per cold round (min/median/max).")
+    ] = 3,
+    runs: Annotated[
+        int | None, typer.Option(min=1, help="Timed cached calls (default: --time-budget worth).")
+    ] = None,
+    warmup: Annotated[
+        int | None,
+        typer.Option(min=0, help="Untimed calls before timing (default: 10% of the budget)."),
+    ] = None,
+    time_budget: Annotated[
+        float, typer.Option(min=0.0, help="Seconds of timed cached calls when --runs is not given.")
+    ] = 1.0,
+    compilation_cache: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder for JAX's persistent compilation cache: cold starts with an "
+            "empty, then a populated cache."
+        ),
+    ] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(help="Another YAML spec to benchmark side by side; repeatable."),
+    ] = None,
+    donate: Annotated[
+        list[str] | None,
+        typer.Option(help="Donate this argument's buffers (as the spec's donate:); repeatable."),
+    ] = None,
+    seed: SeedOpt = 0,
+    max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
+    timeout: TimeoutOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Time TARGET's first call from cold processes and its cached calls in a steady state.
+
+    With several specs (--compare, or a spec with `cases:`), a spec that fails is a row with
+    its error, the others still run, and the run exits with the worst exit code.
+    """
+    from jaxinspect.bench.children import forward_sigterm, stop_children
+    from jaxinspect.pipeline.timing.deadline import run_deadline
+
+    with (
+        errors_to_exit_codes(debug),
+        forward_sigterm(),
+        run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children),
+    ):
+        from jaxinspect.bench.runner import BenchOptions, run_bench
+
+        sources = _sources(shapes, arg, case, compare, tuple(donate or ()))
+        main, others = sources[0], sources[1:]
+        options = BenchOptions(
+            cold_runs=cold_runs,
+            runs=runs,
+            warmup=warmup,
+            time_budget_s=time_budget,
+            seed=seed,
+            max_input_bytes=max_input_bytes,
+            backend=backend,
+            compilation_cache=compilation_cache,
+            debug=debug,
+        )
+        with _progress_bar() as (progress, notice):
+            report = run_bench(target, main, others, options, progress, notice)
+        _render(report, output_format)
+        _exit_for_failures(report, debug)
+
+
+def _sources(
+    shapes: str | None,
+    arg: list[str] | None,
+    case: str | None,
+    compare: list[str] | None,
+    donate: tuple[str, ...],
+) -> "tuple[SpecSource, ...]":
+    """The main spec (every case of it) and each --compare spec, in order."""
+    from jaxinspect.bench.jobs import SpecSource, spec_sources
+
+    if shapes is not None and arg:
+        raise UsageError("give either --shapes SPEC or --arg options, not both")
+    if arg:
+        if case is not None:
+            raise UsageError("--case needs --shapes SPEC with `cases:`")
+        sources: tuple[SpecSource, ...] = (SpecSource(None, tuple(arg), donate),)
+    else:
+        sources = spec_sources(shapes, case, donate)
+    for path in compare or ():
+        try:
+            sources += spec_sources(path, None, donate)
+        except SpecError:  # loaded again when its turn comes, it fails in its own row
+            sources += (SpecSource(path, (), donate),)
+    return sources
+
+
+def _exit_for_failures(report: "BenchReport", debug: bool) -> None:
+    """Name every spec that failed on stderr and exit with the worst exit code of them."""
+    from jaxinspect.cli.case_errors import exit_for_failed_cases
+
+    failures = [(f.spec, f.failure) for f in report.failures]
+    exit_for_failed_cases(failures, total=len(report.outcomes), debug=debug)
+
+
+def _render(report: Any, output_format: BenchFormat) -> None:
+    if output_format is BenchFormat.JSON:
+        from jaxinspect.renderers.bench.jsondoc import render_bench_json
+
+        sys.stdout.write(render_bench_json(report))
+        return
+    from jaxinspect.renderers.bench.console import render_bench_console
+    from jaxinspect.renderers.stdout import stdout_console
+
+    stdout_console().print(render_bench_console(report))
+
+
+@contextmanager
+def _progress_bar() -> "Iterator[tuple[Progress, Notice]]":
+    """A progress bar on stderr, one line per task, so stdout carries the report alone.
+
+    Also a notice printer for the progress of slow calls: above the bar on a terminal, plain
+    lines elsewhere (where the bar is not drawn).
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(label: str, done: int, total: int) -> None:
+        if label not in tasks:
+            tasks[label] = bar.add_task(label, total=total)
+        bar.update(tasks[label], completed=done, total=total)
+
+    def notice(line: str) -> None:
+        if bar.console.is_terminal:
+            bar.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    with bar:
+        yield update, notice

@@ -1,0 +1,157 @@
+"""``jaxinspect cost``: where the FLOPs and bytes are, per op, per line, per loop, on a roofline."""
+
+import enum
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from jaxinspect.cli.options import (
+    ArgOpt,
+    BackendOpt,
+    CaseOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    errors_to_exit_codes,
+    load_cli_spec,
+)
+from jaxinspect.errors import UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.cost.profiles import DeviceProfile
+    from jaxinspect.inputs.spec import Spec
+    from jaxinspect.reports.cost import CostReport
+
+
+class CostFormat(enum.StrEnum):
+    """Output formats of ``cost``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+class GroupBy(enum.StrEnum):
+    """The main table of ``cost``: per op, or grouped by source line, function or scope."""
+
+    OP = "op"
+    LINE = "line"
+    FUNCTION = "function"
+    SCOPE = "scope"
+
+
+class SortKey(enum.StrEnum):
+    """Order of the per-op rows."""
+
+    FLOPS = "flops"
+    BYTES = "bytes"
+    TRANSCENDENTALS = "transcendentals"
+    TIME = "time"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``cost`` command to ``app``."""
+    app.command(name="cost")(cost)
+
+
+def cost(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        CostFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = CostFormat.TABLE,
+    by: Annotated[
+        GroupBy, typer.Option(help="Main table: per op, or per source line, function or scope.")
+    ] = GroupBy.OP,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Rows per table (0 = all). Default: 10 in the main table, 5 in the fusion "
+            "and copy tables. JSON always has every op.",
+        ),
+    ] = None,
+    sort: Annotated[
+        SortKey, typer.Option(help="Order of op rows (time needs a device or --peak-*).")
+    ] = SortKey.FLOPS,
+    device: Annotated[
+        str | None,
+        typer.Option(help="Roofline and memory fit against a built-in device profile (h100...)."),
+    ] = None,
+    peak_flops: Annotated[
+        float | None, typer.Option(min=1.0, help="Peak FLOP/s for the roofline (every dtype).")
+    ] = None,
+    peak_bandwidth: Annotated[
+        float | None, typer.Option(min=1.0, help="Peak memory bandwidth for the roofline, B/s.")
+    ] = None,
+    user_code: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--user-code",
+            help="File, folder or package whose frames are your code, repeatable; costs go on "
+            "its innermost line. Default: the target's folder.",
+        ),
+    ] = None,
+    case: CaseOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
+    with errors_to_exit_codes(debug):
+        profile = _profile(device, peak_flops, peak_bandwidth)
+        if sort is SortKey.TIME and profile is None:
+            raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
+        spec = load_cli_spec(shapes, arg, case)
+        report = _analyse(target, spec, backend, sort.value, profile, user_code)
+        if output_format is CostFormat.JSON:
+            from jaxinspect.renderers.cost.jsondoc import render_cost_json
+
+            sys.stdout.write(render_cost_json(report))
+        else:
+            from jaxinspect.renderers.cost.console import render_cost
+            from jaxinspect.renderers.stdout import stdout_console
+
+            rows = {} if top is None else {"top": top or None, "detail_top": top or None}
+            stdout_console().print(render_cost(report, by=by.value, **rows))
+
+
+def _profile(
+    device: str | None, peak_flops: float | None, peak_bandwidth: float | None
+) -> "DeviceProfile | None":
+    from jaxinspect.cost.profiles import custom_profile, find_profile
+
+    base = None if device is None else find_profile(device)
+    return custom_profile(base, peak_flops, peak_bandwidth)
+
+
+def _analyse(
+    target: str,
+    spec: "Spec",
+    backend: str | None,
+    sort: str,
+    profile: "DeviceProfile | None",
+    user_code: list[str] | None = None,
+) -> "CostReport":
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from jaxinspect.cost.analysis import analyse_compiled
+    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.inputs.target import load_target
+    from jaxinspect.pipeline import analyses as collect
+    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+    from jaxinspect.reports.cost import build_cost_report
+
+    # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
+    options = InspectOptions(backend=backend, sections=("memory",), execute=False)
+    loaded = load_target(target)
+    user = resolve_user_code(user_code or [], loaded.source_file)
+    with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
+        source, artifacts = run_inspection(loaded, spec, options)
+        program = analyse_compiled(artifacts.compiled, user=user)
+        reasons = [r for r in source.unavailable if r[0] != "cost"]
+        summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    source = replace(source, cost=summary, unavailable=tuple(reasons))
+    return build_cost_report(source, program, sort, profile, user)

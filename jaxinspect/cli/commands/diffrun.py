@@ -1,0 +1,181 @@
+"""The ``diff`` command's body and output, and a parser for its plain invocations (no typer).
+
+``jaxinspect diff`` is what CI runs on every change, and importing typer costs about as long
+as GNU ``diff`` takes on a 200,000-line file. The console script (``jaxinspect.cli.entry``) runs a
+well-formed ``diff`` through ``parse_plain_diff`` and ``run_diff`` directly; anything else —
+``--help``, an unknown option, a bad value, a missing argument — goes to the typer app, which
+owns every message about usage. Tests keep the option table below equal to the typer
+command's parameters and both paths' output identical.
+"""
+
+import enum
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jaxinspect.cli.exits import errors_to_exit_codes
+from jaxinspect.errors import ExitCode
+
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.compare import SnapshotDiff
+
+
+class ReportFormat(enum.StrEnum):
+    """Output formats of ``diff`` and ``check``."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+class ColorMode(enum.StrEnum):
+    """When the unified diff is coloured."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+DEFAULT_CONTEXT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class DiffArgs:
+    """One ``diff`` invocation, however it was parsed."""
+
+    old: Path
+    new: Path
+    fail_on: str | None = None
+    output_format: ReportFormat = ReportFormat.TABLE
+    context: int = DEFAULT_CONTEXT
+    color: ColorMode = ColorMode.AUTO
+    text: bool = True
+    debug: bool = False
+
+
+# Options that take a value: option string -> DiffArgs field. Flags: option -> (field, value).
+VALUE_OPTIONS = {
+    "--fail-on": "fail_on",
+    "--format": "output_format",
+    "-f": "output_format",
+    "--context": "context",
+    "--color": "color",
+}
+FLAG_OPTIONS = {
+    "--text": ("text", True),
+    "--no-text": ("text", False),
+    "--debug": ("debug", True),
+}
+
+
+def parse_plain_diff(argv: list[str]) -> DiffArgs | None:
+    """``argv`` (after the program name) as a ``diff`` invocation, or ``None``.
+
+    ``None`` for anything but ``diff`` with two paths and known options with valid values,
+    so that typer parses it and reports what is wrong.
+    """
+    if not argv or argv[0] != "diff":
+        return None
+    values: dict[str, Any] = {}
+    paths: list[str] = []
+    tokens = iter(argv[1:])
+    for token in tokens:
+        if token == "--":
+            paths.extend(tokens)
+        elif token in FLAG_OPTIONS:
+            field, flag = FLAG_OPTIONS[token]
+            values[field] = flag
+        elif token.startswith("-") and token != "-":
+            name, equals, attached = token.partition("=")
+            value = attached if equals else next(tokens, None)
+            if name not in VALUE_OPTIONS or value is None:
+                return None
+            parsed = _value(VALUE_OPTIONS[name], value)
+            if parsed is None:
+                return None
+            values[VALUE_OPTIONS[name]] = parsed
+        else:
+            paths.append(token)
+    if len(paths) != 2:
+        return None
+    return DiffArgs(Path(paths[0]), Path(paths[1]), **values)
+
+
+def _value(field: str, text: str) -> object:
+    """The parsed value of an option, or ``None`` where typer would reject it."""
+    if field == "fail_on":
+        return text
+    if field == "context":
+        return int(text) if text.isascii() and text.isdigit() else None
+    choices = ReportFormat if field == "output_format" else ColorMode
+    return choices(text) if text in choices._value2member_map_ else None
+
+
+def run_diff(args: DiffArgs) -> None:
+    """Compare two snapshots and print the report; ``SystemExit(1)`` if they differ."""
+    with errors_to_exit_codes(args.debug):
+        from jaxinspect.snapshot.compare import diff_snapshots
+        from jaxinspect.snapshot.store import load_sides
+        from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+
+        rules = parse_rules(args.fail_on)
+        # Import the renderer while a large loose HLO pair is being counted in the background.
+        a, b, line_diffs = load_sides(
+            args.old, args.new, lambda: renderer_module(args.output_format)
+        )
+        result = diff_snapshots(a, b, str(args.old), str(args.new), args.context, line_diffs)
+        verdict = evaluate(rules, result)
+        _print_diff(result, verdict, args.output_format, args.text, args.color)
+        if verdict.failed:
+            raise SystemExit(int(ExitCode.DIFFERENCES))
+
+
+def renderer_module(output_format: ReportFormat) -> object:
+    """The module that renders a diff or check report in ``output_format`` (imported)."""
+    name = {
+        ReportFormat.JSON: "snapshot.jsondoc",
+        ReportFormat.MARKDOWN: "snapshot.markdown",
+        ReportFormat.TABLE: "snapshot.console",
+    }[output_format]
+    return importlib.import_module(f"jaxinspect.renderers.{name}")
+
+
+def _print_diff(
+    result: "SnapshotDiff", verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
+) -> None:
+    if output_format is ReportFormat.JSON:
+        from jaxinspect.renderers.snapshot.jsondoc import diff_to_dict, render_json
+
+        sys.stdout.write(render_json(diff_to_dict(result, verdict)))
+        return
+    if output_format is ReportFormat.MARKDOWN:
+        from jaxinspect.renderers.snapshot.markdown import render_diff_markdown
+
+        title = f"{result.a_label} → {result.b_label}"
+        sys.stdout.write(render_diff_markdown(result, verdict, title))
+        return
+    from jaxinspect.renderers.snapshot.console import render_diff_summary
+    from jaxinspect.renderers.stdout import stdout_console
+
+    console = stdout_console()
+    console.print(render_diff_summary(result, verdict))
+    if text:
+        write_text_diffs(console, [result], color)
+
+
+def write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:
+    """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
+    from jaxinspect.renderers.snapshot.text import colour_diff_line, text_diff_lines
+
+    coloured = color is ColorMode.ALWAYS or (
+        color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ
+    )
+    console.file.flush()
+    write = sys.stdout.write
+    for diff in diffs:
+        for change in diff.texts:
+            for line in text_diff_lines(change):
+                write(colour_diff_line(line) if coloured else line)

@@ -1,0 +1,94 @@
+"""``jaxinspect recompile``: which cases of a spec recompile one jitted function, and why."""
+
+import enum
+import sys
+from typing import Annotated
+
+import typer
+
+from jaxinspect.cli.options import (
+    BackendOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    TransformOpt,
+    errors_to_exit_codes,
+)
+from jaxinspect.errors import ExitCode, UsageError
+
+
+class SweepFormat(enum.StrEnum):
+    """Output formats of ``recompile``."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+def recompile(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    backend: BackendOpt = None,
+    transform: TransformOpt = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option("--case", help="Sweep only these cases, in spec order (repeatable)."),
+    ] = None,
+    max_compiles: Annotated[
+        int | None,
+        typer.Option(min=0, help="Exit 1 when the sweep compiles more often than this (CI)."),
+    ] = None,
+    output_format: Annotated[
+        SweepFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
+    ] = SweepFormat.TABLE,
+    debug: DebugOpt = False,
+) -> None:
+    """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
+
+    A case that fails is a row with its error; the others still run, and the command exits
+    with the worst exit code (of the failures, and 1 when --max-compiles is exceeded).
+    """
+    with errors_to_exit_codes(debug):
+        if shapes is None:
+            raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
+        from jaxinspect.cli.case_errors import exit_for_failed_cases
+        from jaxinspect.inputs.cases import load_spec_cases
+        from jaxinspect.inputs.target import load_target
+        from jaxinspect.inputs.transforms import parse_transforms
+        from jaxinspect.recompile.sweep import run_sweep
+        from jaxinspect.renderers.recompile.console import render_sweep_console, render_sweep_json
+
+        transforms = parse_transforms(transform)
+        spec_file = load_spec_cases(shapes)
+        for name in case or ():
+            spec_file.select(name)  # an unknown name is a SpecError with suggestions
+        cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
+        report = run_sweep(
+            load_target(target),
+            cases,
+            backend=backend,
+            transforms=transforms,
+            max_compiles=max_compiles,
+        )
+        if output_format is SweepFormat.JSON:
+            sys.stdout.write(render_sweep_json(report))
+        else:
+            from jaxinspect.renderers.stdout import stdout_console
+
+            stdout_console().print(render_sweep_console(report))
+        if report.exceeded:
+            typer.echo(
+                f"jaxinspect: {report.total_compiles} compilations, over --max-compiles "
+                f"{max_compiles}",
+                err=True,
+            )
+        exit_for_failed_cases(
+            [(failed.name, failed.error) for failed in report.failures],
+            total=len(report.cases),
+            debug=debug,
+            code=ExitCode.DIFFERENCES if report.exceeded else ExitCode.OK,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``recompile`` to the CLI."""
+    app.command()(recompile)

@@ -1,0 +1,52 @@
+"""The console script and ``python -m jaxinspect``: the typer app, or ``diff`` without it.
+
+A well-formed ``diff`` of stored files is parsed and run here without importing typer (see
+``jaxinspect.cli.commands.diffrun``); everything else goes to the typer app
+(``jaxinspect.cli.app``).
+"""
+
+import sys
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
+
+from jaxinspect.cli.fastexit import exit_without_teardown
+from jaxinspect.cli.interrupts import install_sigint_handler
+from jaxinspect.cli.streams import prepare_std_streams
+from jaxinspect.errors import ExitCode
+from jaxinspect.pipeline.timing.deadline import own_process
+
+T = TypeVar("T")
+
+
+def main() -> NoReturn:
+    """Console-script entry point."""
+    prepare_std_streams()
+    install_sigint_handler()
+    own_process()  # --timeout may end this process from its watchdog thread
+    exit_without_teardown(run(sys.argv[1:]))
+
+
+def run(argv: list[str]) -> object:
+    """Run one invocation in this process and return its exit code (``main`` minus the exit).
+
+    Tests and the CLI fuzz call this to go through exactly what the console script does.
+    """
+    from jaxinspect.cli.commands.diffrun import parse_plain_diff, run_diff
+
+    plain = parse_plain_diff(argv)
+    if plain is None:
+        from jaxinspect.cli.app import run_app
+
+        return run_app(argv)
+    return exit_code_of(run_diff, plain)
+
+
+def exit_code_of(command: Callable[[T], None], args: T) -> object:
+    """Run ``command(args)``; its exit code, with Ctrl-C ending it as the typer app does (130)."""
+    try:
+        command(args)
+    except SystemExit as exit_:
+        return exit_.code
+    except KeyboardInterrupt:
+        return int(ExitCode.INTERRUPTED)
+    return 0

@@ -1,0 +1,78 @@
+"""Options, spec loading and error handling shared by every command (no jax import here)."""
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from jaxinspect.cli.exits import errors_to_exit_codes as errors_to_exit_codes
+from jaxinspect.errors import UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.inputs.spec import Spec
+
+TargetArg = Annotated[
+    str, typer.Argument(help="FILE.py:NAME or package.module:NAME (NAME may be dotted).")
+]
+ShapesOpt = Annotated[
+    str | None, typer.Option("--shapes", "-s", help="YAML spec of the abstract arguments.")
+]
+ArgOpt = Annotated[
+    list[str] | None,
+    typer.Option("--arg", help="NAME=DTYPE[DIMS], repeatable; instead of --shapes."),
+]
+BackendOpt = Annotated[
+    str | None, typer.Option(help="Platform to compile for (cpu, gpu, tpu); default: JAX's.")
+]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
+CaseOpt = Annotated[
+    str | None,
+    typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
+]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the generated inputs (0 or more).")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Stop the run after this many seconds (exit 124, as GNU timeout); default: no bound.",
+    ),
+]
+MaxInputBytesOpt = Annotated[
+    int, typer.Option(min=0, help="Refuse to generate inputs larger than this many bytes.")
+]
+TransformOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--transform",
+        "-t",
+        help="JAX transformation to apply, repeatable, innermost first: grad, value_and_grad, "
+        'vmap, jacfwd, jacrev, hessian, jvp, vjp, checkpoint; e.g. "vmap(in_axes=(None, 0))".',
+    ),
+]
+
+
+def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> "Spec":
+    """The one spec a command runs; ``case`` picks one of a spec file's ``cases:``."""
+    cases = load_cli_cases(shapes, arg, case)
+    if len(cases) > 1:
+        names = ", ".join(name for name, _ in cases)
+        raise UsageError(
+            f"{shapes} has {len(cases)} cases ({names}); this command runs one: add --case NAME"
+        )
+    return cases[0][1]
+
+
+def load_cli_cases(
+    shapes: str | None, arg: list[str] | None, case: str | None = None
+) -> "tuple[tuple[str, Spec], ...]":
+    """``(case name, Spec)`` pairs: every case of the spec file, or the one ``case`` names."""
+    from jaxinspect.inputs.cases import SINGLE_CASE, load_spec_cases
+    from jaxinspect.inputs.spec import Spec, parse_arg_options
+
+    if shapes is not None and arg:
+        raise UsageError("give either --shapes SPEC or --arg options, not both")
+    if shapes is not None:
+        return load_spec_cases(shapes).select(case)
+    if case is not None:
+        raise UsageError("--case needs --shapes SPEC with `cases:`")
+    if arg:
+        return ((SINGLE_CASE, parse_arg_options(arg)),)
+    return ((SINGLE_CASE, Spec(source="(no --shapes)", args=())),)

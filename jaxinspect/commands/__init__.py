@@ -1,1 +1,0 @@
-"""Commands beyond ``stages``, one module each, registered by ``jaxinspect.cli``."""

@@ -1,0 +1,1 @@
+"""JAX's pipeline run once: trace, lower, compile, analyses, execution timing."""

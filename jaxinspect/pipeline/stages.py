@@ -1,0 +1,87 @@
+"""Run JAX's trace -> lower -> compile once, timing each step, and keep every artifact."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from jaxinspect.inputs.binding import CallPlan
+from jaxinspect.pipeline.frames import hide_tool_frames
+from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.pipeline.usercode import user_code
+
+#: Pipeline steps in order; a run stops after the last one it needs.
+STEPS = ("trace", "lower", "compile")
+
+
+@dataclass(frozen=True, slots=True)
+class StageArtifacts:
+    """JAX's own stage objects from one run, and the seconds each step took.
+
+    ``lowered`` and ``compiled`` are ``None`` when the run stopped earlier.
+    """
+
+    jitted: Any
+    traced: Any
+    lowered: Any | None
+    compiled: Any | None
+    trace_s: float
+    lower_s: float | None
+    compile_s: float | None
+
+
+def run_pipeline(
+    function: Callable[..., Any],
+    plan: CallPlan,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    *,
+    target: str,
+    until: str = "compile",
+) -> StageArtifacts:
+    """Trace, lower and compile ``function`` for abstract ``args``/``kwargs``, each exactly once.
+
+    Each step is timed with garbage collected before it and the collector paused during it.
+
+    Args:
+        function: The user's callable.
+        plan: How the call binds (gives the static argument positions and names).
+        args: Positional arguments: ``ShapeDtypeStruct`` pytrees and static values.
+        kwargs: Keyword arguments, likewise.
+        target: The target as the user wrote it, for error messages.
+        until: The last step to run: ``trace``, ``lower`` or ``compile``.
+
+    Raises:
+        StageError: The user's function failed in a step.
+    """
+    last = STEPS.index(until)
+    hide_tool_frames()
+    with user_code("trace", target, step="jit"):  # jit checks static_argnums against the signature
+        jitted = jax.jit(
+            function,
+            static_argnums=plan.static_argnums,
+            static_argnames=plan.static_argnames,
+            donate_argnums=plan.donate_argnums,
+            donate_argnames=plan.donate_argnames,
+        )
+    with frozen_heap():
+        traced, trace_s = _timed("trace", target, lambda: jitted.trace(*args, **kwargs))
+        lowered = compiled = None
+        lower_s = compile_s = None
+        if last >= 1:
+            lowered, lower_s = _timed("lower", target, traced.lower)
+        if last >= 2 and lowered is not None:
+            compiled, compile_s = _timed("compile", target, lowered.compile)
+    return StageArtifacts(jitted, traced, lowered, compiled, trace_s, lower_s, compile_s)
+
+
+def _timed(stage: str, target: str, step: Callable[[], Any]) -> tuple[Any, float]:
+    # The user's code: its prints go to stderr, and whatever it raises is a StageError.
+    with quiet_gc(), user_code(stage, target):
+        start = time.perf_counter()
+        result = step()
+        return result, time.perf_counter() - start

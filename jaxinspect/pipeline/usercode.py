@@ -1,0 +1,61 @@
+"""Run the user's code so that it can neither end the run nor write into the report.
+
+Every place jaxinspect calls the user's code (importing the target file, ``jax.jit``, tracing,
+lowering, compiling, executing) does so inside ``user_code``. There:
+
+- anything the code raises, ``SystemExit``, ``KeyboardInterrupt`` and other ``BaseException``
+  included, becomes a ``StageError`` naming the target and the stage (exit 3); only a real
+  Ctrl-C delivered to jaxinspect (``jaxinspect.cli.interrupts``) still ends the run;
+- its writes to stdout go to stderr, at the Python level (``sys.stdout``) and at the
+  file-descriptor level (fd 1, which C code, ``os.write(1, ...)`` and child processes use), so
+  stdout carries the report alone and ``--format json`` stays parseable;
+- ``sys.stdout`` and ``sys.stderr`` are put back even if the code replaced or closed them.
+
+No jax import here: the module is on the path of ``load_target``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from jaxinspect.cli.interrupts import sigint_received
+from jaxinspect.cli.streams import stdout_to_stderr
+from jaxinspect.errors import JaxInspectError, StageError
+from jaxinspect.pipeline.errtrace import format_user_failure
+
+
+@contextmanager
+def user_code(
+    stage: str, target: str, *, step: str | None = None, hint: str | None = None
+) -> Iterator[None]:
+    """Run the block as the user's code: stdout to stderr, every exception to ``StageError``.
+
+    Args:
+        stage: The stage reported with a failure (``import``, ``trace``, ``execute``...).
+        target: The target as the user wrote it, named in the message.
+        step: The step named in the message when it differs from ``stage`` (e.g. ``jit``).
+        hint: Advice shown with a failure (default: run with --debug for the traceback).
+
+    Raises:
+        StageError: The block raised anything but a ``JaxInspectError`` or a real Ctrl-C.
+    """
+    with stdout_to_stderr():
+        try:
+            yield
+            _wait_for_effects()
+        except JaxInspectError:
+            raise  # jaxinspect's own errors, from code it runs inside the block
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt) and sigint_received():
+                raise  # a real Ctrl-C ends the run (exit 130)
+            message = format_user_failure(step or stage, target, exc)
+            raise StageError(stage, message, hint=hint) from exc
+
+
+def _wait_for_effects() -> None:
+    """Let host callbacks (``jax.debug.print``) finish while their output goes to stderr."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.effects_barrier()

@@ -1,0 +1,1 @@
+"""``recompile``: one jitted function over every case, and why each recompiles."""

@@ -1,0 +1,1 @@
+"""The ``bench`` report as rich tables and as JSON."""

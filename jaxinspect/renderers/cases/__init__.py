@@ -1,0 +1,1 @@
+"""The multi-case ``stages`` comparison as a rich table and as JSON."""

@@ -1,0 +1,1 @@
+"""The ``cost`` report as rich tables and as JSON."""

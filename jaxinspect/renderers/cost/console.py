@@ -1,0 +1,243 @@
+"""Rich tables of a ``CostReport``: totals, per-op or grouped rows, loops, fusions, roofline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+
+from jaxinspect.renderers.cost.tables import (
+    ByWidth,
+    caption_rest,
+    cost_table,
+    data_movement_table,
+    first_names,
+    format_time,
+    fusion_table,
+    memory_table,
+    roofline_table,
+    source_label,
+)
+from jaxinspect.renderers.units import format_bytes, format_count
+
+if TYPE_CHECKING:
+    from jaxinspect.cost.aggregate import CostGroup
+    from jaxinspect.cost.roofline import RooflinePoint
+    from jaxinspect.reports.cost import CostReport
+
+
+#: Rows of the main table, and of each detail table, when ``--top`` is not given.
+MAIN_ROWS, DETAIL_ROWS = 10, 5
+
+
+def render_cost(
+    report: CostReport,
+    *,
+    by: str = "op",
+    top: int | None = MAIN_ROWS,
+    detail_top: int | None = DETAIL_ROWS,
+) -> RenderableType:
+    """Every section of the ``cost`` report.
+
+    Args:
+        report: The report.
+        by: The main table: ``op``, or groups by ``line``, ``function`` or ``scope``.
+        top: Rows of the main table and of the "not counted" groups (None: all).
+        detail_top: Rows of the fusion and copy tables, and instructions named per
+            "not counted" group (None: all).
+    """
+    parts: list[RenderableType | None] = [_header(report), _totals_table(report)]
+    if report.flag_groups:
+        parts.append(_flags_table(report, top, detail_top))
+    if report.program.loops:
+        parts.append(_loops_table(report))
+    if by == "op":
+        parts.append(ByWidth(lambda width: _ops_table(report, top, width)))
+    else:
+        groups = {"line": report.by_line, "function": report.by_function}.get(by, report.by_scope)
+        parts.append(_group_table(report, by, groups, top))
+    parts += [fusion_table(report, detail_top), data_movement_table(report, detail_top)]
+    parts += [roofline_table(report), memory_table(report)]
+    return Group(*[p for p in parts if p is not None])
+
+
+def _header(report: CostReport) -> RenderableType:
+    src = report.source
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("target", src.target)
+    if src.target.rpartition(":")[2] != src.function_name:  # e.g. model.apply -> apply
+        grid.add_row("function", src.function_name)
+    grid.add_row("backend", f"{src.backend}  ({', '.join(src.devices)})")
+    grid.add_row("jax / jaxlib", f"{src.jax_version} / {src.jaxlib_version}")
+    if report.user_code is not None:
+        roots = ", ".join(_short_path(r) for r in report.user_code.roots) or "(unknown)"
+        origin = "--user-code" if report.user_code.chosen else "the target's folder"
+        grid.add_row("your code", f"{roots}  ({origin})")
+    return grid
+
+
+def _short_path(path: str) -> str:
+    """A root relative to the working directory when under it, else as given."""
+    cwd = str(Path.cwd()) + "/"
+    return ("./" + path[len(cwd) :]) if path.startswith(cwd) else path
+
+
+def _totals_table(report: CostReport) -> RenderableType:
+    table = cost_table("cost totals")
+    table.add_column("metric")
+    table.add_column("XLA cost_analysis()", justify="right")
+    table.add_column("loop-aware (jaxinspect)", justify="right")
+    table.add_column("per-op sum, loops once", justify="right")
+    xla, aware, once = report.xla, report.program.loop_aware, report.program.counted_once
+    rows = [
+        ("flops", None if xla is None else xla.flops, aware.flops, once.flops, format_count),
+        (
+            "transcendentals",
+            None if xla is None else xla.transcendentals,
+            aware.transcendentals,
+            once.transcendentals,
+            format_count,
+        ),
+        (
+            "bytes accessed",
+            None if xla is None else xla.bytes_accessed,
+            aware.bytes_accessed,
+            once.bytes_accessed,
+            format_bytes,
+        ),
+    ]
+    for label, raw, loop_aware, counted_once, human in rows:
+        table.add_row(
+            label, "n/a" if raw is None else human(raw), human(loop_aware), human(counted_once)
+        )
+    notes = ["loop-aware: each while body x its known trip count (condition x trips+1)."]
+    if report.program.partitions > 1:
+        notes.append(
+            f"PER DEVICE: the program is split into {report.program.partitions} partitions."
+        )
+    if report.program.lower_bound:
+        notes.append("LOWER BOUND: some work is not counted (see below).")
+    table.caption = " ".join(notes)
+    table.caption_justify = "left"
+    return table
+
+
+def _flags_table(report: CostReport, top: int | None, names: int | None) -> RenderableType:
+    lower = report.program.lower_bound
+    table = cost_table("not counted / lower bound" if lower else "flagged")
+    table.title_style = "bold red" if lower else "bold yellow"
+    for column in ("kind", "why", "count", "instructions"):
+        table.add_column(column, overflow="fold", justify="right" if column == "count" else "left")
+    for group in report.flag_groups[:top]:
+        table.add_row(
+            group.kind, group.reason, f"{group.count:,}", first_names(group.instructions, names)
+        )
+    caption_rest(table, len(report.flag_groups), top)
+    return table
+
+
+def _loops_table(report: CostReport) -> RenderableType:
+    table = cost_table("while loops")
+    for column in ("loop", "trip count", "loop runs", "body", "source"):
+        table.add_column(
+            column, justify="right" if "runs" in column or "trip" in column else "left"
+        )
+    for loop in report.program.loops:
+        trips = "unknown (counted once)" if loop.trip_count is None else f"{loop.trip_count:,}"
+        where = "" if loop.source is None else f"{loop.source.label} ({loop.source.function})"
+        table.add_row(loop.name, trips, f"{loop.runs:,}", loop.body, where)
+    return table
+
+
+def _ops_table(report: CostReport, top: int | None, width: int) -> RenderableType:
+    roof = report.profile is not None
+    # Numbers stay whole and names fold where the columns fit (about 100 wide); on a
+    # narrower console, or with the roofline columns, everything folds as it must.
+    whole_numbers = width >= 100 and not roof
+    rows = report.costly_ops
+    shown = rows[:top]
+    # Most programs have none: the column would only take width from the source lines.
+    transc = any(op.total is not None and op.total.transcendentals for op in shown)
+    table = cost_table(f"ops by {report.sort} (loop-aware)")
+    columns = ["op", "kind", "shape", "runs", "flops", "%", "bytes"]
+    columns += ["transc."] if transc else []
+    for column in columns + ["source"] + (["flop/B", "bound", "time ≥"] if roof else []):
+        table.add_column(
+            column,
+            justify="right" if column in _NUMERIC else "left",
+            no_wrap=whole_numbers and column in _NUMERIC,
+            min_width=_MIN_WIDTHS.get(column) if whole_numbers else None,
+            max_width=20 if column == "shape" else None,
+            overflow="ellipsis" if column == "shape" else "fold",
+        )
+    whole = report.program.loop_aware.flops
+    points = dict(zip(report.program.ops, report.op_roofline, strict=True))
+    for op in shown:
+        total = op.total
+        kind = op.opcode if op.fusion_kind is None else op.fusion_kind
+        if op.custom_call_target:
+            kind += f" {op.custom_call_target}"
+        cells = [op.name, kind, op.shape.split("{")[0], f"{op.runs:,}"]
+        if total is None:
+            cells += ["not counted", "", "—"] + (["—"] if transc else [])
+        else:
+            share = f"{100 * total.flops / whole:.1f}" if whole else ""
+            cells += [format_count(total.flops), share, format_bytes(total.bytes_accessed)]
+            cells += [format_count(total.transcendentals)] if transc else []
+        cells.append(source_label(op.source, op.created_by_xla))
+        if roof:
+            cells += _roofline_cells(points[op])
+        table.add_row(*cells)
+    hidden = len(report.program.ops) - len(rows)
+    caption_rest(table, len(rows), top, hidden)
+    return table
+
+
+def _short(function: str) -> str:
+    """``run.<locals>.step`` -> ``step``."""
+    return function.rsplit(".", 1)[-1] if "<locals>" in function else function
+
+
+#: Columns rich would otherwise squeeze to nothing on a narrow terminal.
+_MIN_WIDTHS = {"op": 12, "kind": 6, "shape": 8, "source": 12}
+_NUMERIC = frozenset({"runs", "flops", "%", "bytes", "transc.", "ops"})
+
+
+def _roofline_cells(point: RooflinePoint | None) -> list[str]:
+    if point is None:
+        return ["", "", ""]
+    intensity = "" if point.intensity is None else f"{point.intensity:.3g}"
+    bound = {"compute": "compute", "memory": "memory"}.get(point.bound, "-")
+    return [intensity, bound, format_time(point.time_s)]
+
+
+def _group_table(
+    report: CostReport, by: str, groups: tuple[CostGroup, ...], top: int | None
+) -> RenderableType:
+    table = cost_table(f"cost by {by} (loop-aware)")
+    for column in (by, "ops", "flops", "%", "bytes", "transc.", "opcodes"):
+        table.add_column(column, justify="right" if column in _NUMERIC else "left", overflow="fold")
+    whole = report.program.loop_aware.flops
+    for group in groups[:top]:
+        share = f"{100 * group.flops / whole:.1f}" if whole else ""
+        opcodes = ", ".join(f"{op}×{n}" for op, n in group.opcodes[:4])
+        key = group.key
+        if by == "line" and group.file is not None:
+            key = f"{Path(group.file).name}:{group.line} {_short(group.function or '')}"
+        elif by == "function" and group.function is not None:
+            key = f"{group.function} ({Path(group.file or '').name})"
+        table.add_row(
+            key,
+            str(group.ops),
+            format_count(group.flops),
+            share,
+            format_bytes(group.bytes_accessed),
+            format_count(group.transcendentals),
+            opcodes,
+        )
+    caption_rest(table, len(groups), top)
+    return table

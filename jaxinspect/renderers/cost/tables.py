@@ -1,0 +1,243 @@
+"""The secondary tables of the ``cost`` report: fusions, data movement, roofline, memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from jaxinspect.cost.aggregate import XLA_CREATED
+from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+
+if TYPE_CHECKING:
+    from jaxinspect.cost.sourcemap import SourceLocation
+    from jaxinspect.reports.cost import CostReport
+
+#: Printed under every roofline table.
+ROOFLINE_CAPTION = (
+    "A model, not a measurement: peak FLOP/s or peak bandwidth, whichever binds; "
+    "times are lower bounds."
+)
+
+
+class ByWidth:
+    """A renderable built for the width it is given (a table's layout depends on it)."""
+
+    def __init__(self, build: Callable[[int], RenderableType]) -> None:
+        self._build = build
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        yield self._build(options.max_width)
+
+
+def cost_table(title: str, **options: object) -> Table:
+    """The report's table style: a rule under the header, no outer frame (half the lines)."""
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def caption_rest(table: Table, count: int, top: int | None, hidden: int = 0) -> None:
+    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden)."""
+    notes = []
+    if top is not None and count > top:
+        notes.append(f"… {count - top} more rows; --top 0 shows all.")
+    if hidden:
+        notes.append(f"{hidden} zero-cost ops (tuples, constants...) hidden; JSON lists all.")
+    if notes:
+        table.caption = Text(" ".join(notes), style="yellow")
+        table.caption_justify = "left"
+
+
+def first_names(names: tuple[str, ...], top: int | None) -> str:
+    """``a, b, c … +7 more`` (all of them when ``top`` is None)."""
+    shown = names if top is None else names[:top]
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" … +{rest} more" if rest else "")
+
+
+def format_rate(value: float, unit: str) -> str:
+    """``3.35e12, "B/s"`` -> ``3.35 TB/s`` (decimal prefixes, as datasheets use)."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def format_time(seconds: float) -> str:
+    """Seconds down to nanoseconds (roofline bounds of small ops are tiny)."""
+    if 0 < seconds < 1e-6:
+        return f"{seconds * 1e9:.3g} ns"
+    return format_seconds(seconds)
+
+
+def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
+    """Each fusion with its kind, member ops and operand/output bytes."""
+    if not report.fusions:
+        return None
+    kinds = ", ".join(f"{kind}: {n}" for kind, n in report.fusion_kinds)
+    table = cost_table(f"fusions ({len(report.fusions)}; {kinds})")
+    for column in ("fusion", "kind", "fused ops", "in", "out", "runs", "flops"):
+        table.add_column(
+            column,
+            justify="right" if column in ("in", "out", "runs", "flops") else "left",
+            no_wrap=column != "fused ops",
+            overflow="ellipsis",
+        )
+    for op in report.fusions[:top]:
+        members = ", ".join(f"{name}×{n}" for name, n in op.fused_ops[:_MEMBERS])
+        if len(op.fused_ops) > _MEMBERS:
+            members += f" +{len(op.fused_ops) - _MEMBERS} kinds"
+        flops = "not counted" if op.total is None else format_count(op.total.flops)
+        table.add_row(
+            op.name,
+            str(op.fusion_kind),
+            members,
+            format_bytes(op.input_bytes),
+            format_bytes(op.output_bytes),
+            f"{op.runs:,}",
+            flops,
+        )
+    caption_rest(table, len(report.fusions), top)
+    return table
+
+
+#: Kinds of fused op named per fusion row (the JSON has them all).
+_MEMBERS = 3
+
+
+def data_movement_table(report: CostReport, top: int | None) -> RenderableType | None:
+    """Copies, transposes and custom calls: where time hides without FLOPs."""
+    ops = report.data_movement + report.custom_calls
+    if not ops:
+        return None
+    table = cost_table("copies, transposes and custom calls")
+    for column in ("op", "opcode", "target", "shape", "bytes", "runs", "source"):
+        table.add_column(
+            column,
+            justify="right" if column in ("bytes", "runs") else "left",
+            no_wrap=column != "source",
+            overflow="ellipsis" if column == "shape" else "fold",
+        )
+    for op in ops[:top]:
+        moved = "not counted" if op.total is None else format_bytes(op.total.bytes_accessed)
+        where = source_label(op.source, op.created_by_xla)
+        table.add_row(
+            op.name,
+            op.opcode,
+            op.custom_call_target or "",
+            op.shape.split("{")[0],
+            moved,
+            f"{op.runs:,}",
+            where,
+        )
+    caption_rest(table, len(ops), top)
+    return table
+
+
+def source_label(source: SourceLocation | None, created_by_xla: bool) -> str:
+    """``file.py:12 function``, or who made an instruction that has no user line."""
+    if source is None:
+        return XLA_CREATED if created_by_xla else ""
+    function = source.function
+    if "<locals>" in function:  # run.<locals>.step -> step
+        function = function.rsplit(".", 1)[-1]
+    return f"{source.label} {function}"
+
+
+def roofline_table(report: CostReport) -> RenderableType | None:
+    """The whole program on the device profile's roofline."""
+    profile, point = report.profile, report.program_roofline
+    if profile is None or point is None:
+        return None
+    table = cost_table(f"roofline model: {profile.description}")
+    table.add_column("metric")
+    table.add_column("value")
+    peaks = ", ".join(f"{t} {format_rate(v, 'FLOP/s')}" for t, v in profile.peak_flops)
+    intensity = "n/a" if point.intensity is None else f"{point.intensity:.3g} flop/B"
+    rows = [
+        ("peaks", peaks),
+        ("bandwidth", format_rate(profile.bandwidth_bytes_s, "B/s")),
+        ("program intensity (loop-aware)", intensity),
+        (f"ridge point ({point.peak_dtype})", f"{point.ridge:.3g} flop/B"),
+        ("program bound", point.bound),
+        ("time ≥ (program totals)", format_time(point.time_s)),
+        ("time ≥ (sum of per-op bounds)", format_time(report.roofline_sum_s or 0.0)),
+        ("source of the figures", profile.source),
+    ]
+    for label, value in rows:
+        table.add_row(label, value)
+    table.caption = ROOFLINE_CAPTION
+    table.caption_justify = "left"
+    return table
+
+
+def memory_table(report: CostReport) -> RenderableType:
+    """Every ``CompiledMemoryStats`` field, the peak estimate and the fit on the device."""
+    table = cost_table("memory (compiled memory_analysis)")
+    table.add_column("field")
+    table.add_column("bytes", justify="right")
+    table.add_column("", overflow="fold")
+    memory = report.memory
+    if memory is None:
+        table.add_row("memory", "n/a", report.source.reason("memory") or "not reported")
+        return table
+    missing: dict[str, list[str]] = {}  # reason -> fields: one row per reason
+    derived_is_estimate = report.peak is not None and report.peak.source == "derived"
+    for label, key in _MEMORY_ROWS:
+        value = getattr(memory, key)
+        if key == "derived_peak_bytes" and derived_is_estimate:
+            continue  # the peak estimate row below shows the same figure
+        if value is None:
+            reason = report.source.reason(f"memory.{key}") or "not reported by this backend"
+            missing.setdefault(reason, []).append(label)
+        else:
+            table.add_row(label, f"{value:,}", format_bytes(value))
+    for reason, labels in missing.items():
+        table.add_row(_field_names(labels), "n/a", reason)
+    if report.peak is not None:
+        table.add_row(
+            f"peak estimate ({report.peak.source})", f"{report.peak.bytes:,}", report.peak.reason
+        )
+    if report.fit is not None and report.profile is not None:
+        verdict = "fits" if report.fit.fits else "DOES NOT FIT"
+        table.add_row(
+            f"fit on {report.profile.name}",
+            f"{report.fit.capacity_bytes:,}",
+            f"{verdict}: {100 * report.fit.fraction:.2f}% of capacity",
+        )
+    return table
+
+
+def _field_names(labels: list[str]) -> str:
+    """``host_*`` for all the host fields, else the labels themselves."""
+    if len(labels) > 1 and all(label.startswith("host ") for label in labels):
+        return f"host_* ({len(labels)} fields)"
+    return ", ".join(labels)
+
+
+_MEMORY_ROWS = (
+    ("argument", "argument_bytes"),
+    ("output", "output_bytes"),
+    ("temp", "temp_bytes"),
+    ("alias", "alias_bytes"),
+    ("generated code", "generated_code_bytes"),
+    ("host argument", "host_argument_bytes"),
+    ("host output", "host_output_bytes"),
+    ("host temp", "host_temp_bytes"),
+    ("host alias", "host_alias_bytes"),
+    ("host generated code", "host_generated_code_bytes"),
+    ("peak (JAX)", "peak_bytes"),
+    ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes"),
+)

@@ -1,0 +1,1 @@
+"""The ``recompile`` sweep as a rich table and as JSON."""

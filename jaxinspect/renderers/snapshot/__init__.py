@@ -1,0 +1,1 @@
+"""Snapshot diffs and ``check`` reports as tables, JSON, Markdown and text."""

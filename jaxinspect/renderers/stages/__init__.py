@@ -1,0 +1,1 @@
+"""The ``stages`` report as rich tables and as JSON."""

@@ -1,0 +1,1 @@
+"""The report models: frozen dataclasses every renderer reads, one module per report."""

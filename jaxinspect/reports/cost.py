@@ -1,0 +1,172 @@
+"""The ``cost`` report: JAX's totals, per-op rows, groupings, roofline and memory, frozen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxinspect.cost.aggregate import (
+    CostGroup,
+    FlagGroup,
+    fusion_kinds,
+    group_flags,
+    group_ops,
+)
+from jaxinspect.cost.breakdown import OpCost, ProgramCost
+from jaxinspect.cost.memoryfit import MemoryFit, PeakEstimate, estimate_peak, fit_memory
+from jaxinspect.cost.ownership import UserCode
+from jaxinspect.cost.profiles import DeviceProfile
+from jaxinspect.cost.roofline import RooflinePoint, roofline_point
+from jaxinspect.reports.stages import CostSummary, InspectionReport, MemorySummary
+
+#: ``--sort`` keys: how per-op rows are ordered.
+SORT_KEYS = ("flops", "bytes", "transcendentals", "time")
+#: Opcodes listed apart because they move data without computing.
+DATA_MOVEMENT = frozenset({"copy", "copy-start", "copy-done", "transpose"})
+
+
+@dataclass(frozen=True, slots=True)
+class CostReport:
+    """Everything ``jaxinspect cost`` shows; renderers only read it."""
+
+    source: InspectionReport  # target, backend, versions, JAX's cost and memory
+    program: ProgramCost  # ops in ``sort`` order
+    sort: str
+    by_line: tuple[CostGroup, ...]
+    by_function: tuple[CostGroup, ...]
+    by_scope: tuple[CostGroup, ...]
+    fusion_kinds: tuple[tuple[str, int], ...]
+    profile: DeviceProfile | None
+    op_roofline: tuple[RooflinePoint | None, ...]  # aligned with ``program.ops``
+    program_roofline: RooflinePoint | None
+    roofline_sum_s: float | None  # sum of per-op lower bounds: a tighter lower bound
+    peak: PeakEstimate | None
+    fit: MemoryFit | None
+    #: (JSON path, reason) for the nulls this report adds to the stages report's.
+    unavailable: tuple[tuple[str, str], ...] = ()
+    #: Whose frames were the user's when ops were put on source lines.
+    user_code: UserCode | None = None
+    #: ``program.flags`` grouped by kind and reason.
+    flag_groups: tuple[FlagGroup, ...] = ()
+
+    @property
+    def xla(self) -> CostSummary | None:
+        """JAX's own ``cost_analysis()`` figures (with the loop-aware totals beside them)."""
+        return self.source.cost
+
+    @property
+    def memory(self) -> MemorySummary | None:
+        """``memory_analysis()`` as the stages report has it."""
+        return self.source.memory
+
+    @property
+    def costly_ops(self) -> tuple[OpCost, ...]:
+        """Ops with any cost, or not counted: the rows worth a table (zero-cost ones dropped)."""
+        return tuple(
+            op
+            for op in self.program.ops
+            if op.total is None
+            or op.total.flops
+            or op.total.bytes_accessed
+            or op.total.transcendentals
+        )
+
+    @property
+    def fusions(self) -> tuple[OpCost, ...]:
+        """Fusion instructions, in row order."""
+        return tuple(op for op in self.program.ops if op.fusion_kind is not None)
+
+    @property
+    def data_movement(self) -> tuple[OpCost, ...]:
+        """Copies and transposes, in row order."""
+        return tuple(op for op in self.program.ops if op.opcode in DATA_MOVEMENT)
+
+    @property
+    def custom_calls(self) -> tuple[OpCost, ...]:
+        """Custom calls (LAPACK, callbacks...), which XLA does not cost."""
+        return tuple(op for op in self.program.ops if op.opcode == "custom-call")
+
+
+def build_cost_report(
+    source: InspectionReport,
+    program: ProgramCost,
+    sort: str,
+    profile: DeviceProfile | None,
+    user_code: UserCode | None = None,
+) -> CostReport:
+    """Sort, group and place ``program`` on ``profile``'s roofline."""
+    ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile)))
+    program = ProgramCost(ops, program.loops, program.flags, program.partitions)
+    op_points = tuple(_op_point(op, profile) for op in ops)
+    peak = None if source.memory is None else estimate_peak(source.memory)
+    fit = None
+    if peak is not None and profile is not None and profile.memory_bytes is not None:
+        fit = fit_memory(peak, profile.memory_bytes)
+    return CostReport(
+        source=source,
+        program=program,
+        sort=sort,
+        by_line=group_ops(ops, "line"),
+        by_function=group_ops(ops, "function"),
+        by_scope=group_ops(ops, "scope"),
+        fusion_kinds=fusion_kinds(ops),
+        profile=profile,
+        op_roofline=op_points,
+        program_roofline=_program_point(program, profile),
+        roofline_sum_s=None
+        if profile is None
+        else sum(p.time_s for p in op_points if p is not None),
+        peak=peak,
+        fit=fit,
+        unavailable=_reasons(source, profile, peak, fit),
+        user_code=user_code,
+        flag_groups=group_flags(program.flags),
+    )
+
+
+def _reasons(
+    source: InspectionReport,
+    profile: DeviceProfile | None,
+    peak: PeakEstimate | None,
+    fit: MemoryFit | None,
+) -> tuple[tuple[str, str], ...]:
+    out = []
+    if profile is None:
+        out.append(("cost.roofline", "no --device, --peak-flops or --peak-bandwidth given"))
+    if source.memory is not None and peak is None:
+        out.append(("memory.peak_estimate", "the backend reports neither a peak nor all sizes"))
+    if source.memory is not None and fit is None:
+        why = "no --device profile with a memory capacity"
+        out.append(("memory.fit", why if peak is not None else "no peak estimate"))
+    return tuple(out)
+
+
+def _op_point(op: OpCost, profile: DeviceProfile | None) -> RooflinePoint | None:
+    total = op.total
+    if profile is None or total is None:
+        return None
+    return roofline_point(total.flops, total.bytes_accessed, op.dtype, profile)
+
+
+def _program_point(program: ProgramCost, profile: DeviceProfile | None) -> RooflinePoint | None:
+    if profile is None:
+        return None
+    counted = [op for op in program.ops if op.total is not None]
+    # The element type doing most of the FLOPs picks the compute ceiling.
+    heaviest = max(counted, key=lambda op: op.total.flops if op.total else 0.0, default=None)
+    total = program.loop_aware
+    dtype = None if heaviest is None else heaviest.dtype
+    return roofline_point(total.flops, total.bytes_accessed, dtype, profile)
+
+
+def _sort_value(op: OpCost, sort: str, profile: DeviceProfile | None) -> tuple[float, ...]:
+    total = op.total
+    if total is None:  # uncounted ops first: they are where the figures are unknown
+        return (0, 0.0, 0.0)
+    if sort == "time" and profile is not None:
+        point = roofline_point(total.flops, total.bytes_accessed, op.dtype, profile)
+        return (1, -point.time_s, -total.flops)
+    primary = {
+        "bytes": total.bytes_accessed,
+        "transcendentals": total.transcendentals,
+    }.get(sort, total.flops)
+    return (1, -primary, -total.bytes_accessed)
