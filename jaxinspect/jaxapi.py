@@ -1,0 +1,242 @@
+"""Every private JAX/jaxlib access and jax.monitoring event name jaxinspect uses, typed."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from jaxinspect.errors import JaxInspectError
+
+# No `import jax` at module level: bench/coldrun.py imports this module before it times
+# `import jax`. The private names below are pinned by `jax<0.11` in pyproject.toml; a test
+# keeps them out of every other module, so a JAX upgrade is checked here and only here.
+
+#: jax.monitoring duration events, fired once per real trace, lowering and XLA compilation
+#: (``jax._src.dispatch``; the compile event also fires when the persistent cache hits).
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+#: jax.monitoring events of the persistent compilation cache (``jax._src.compiler``).
+CACHE_REQUEST_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+# JAX's file cache stores each executable as `<key>-cache` (``jax._src.lru_cache``).
+_CACHE_ENTRY_GLOB = "*-cache"
+
+
+def require_events(counts: Mapping[str, int], expected: Sequence[str], when: str) -> None:
+    """Fail loudly when an event that must have fired ``when`` has a zero count.
+
+    A renamed event would otherwise read as "nothing happened": every case a cache hit.
+
+    Raises:
+        JaxInspectError: (internal error) naming each event that never fired.
+    """
+    missing = [name for name in expected if counts.get(name, 0) <= 0]
+    if missing:
+        raise JaxInspectError(
+            f"jax.monitoring event {', '.join(missing)} never fired {when}; JAX {_jax_version()} "
+            "may have renamed it, and jaxinspect would misreport compilations and cache hits",
+            hint="This is a jaxinspect bug (jaxinspect/jaxapi.py): please report it.",
+        )
+
+
+def cache_entries(folder: str) -> int:
+    """Executables stored in a persistent compilation cache folder (0 when it does not exist)."""
+    root = Path(folder)
+    return sum(1 for _ in root.glob(_CACHE_ENTRY_GLOB)) if root.is_dir() else 0
+
+
+def backend_platforms() -> list[str]:
+    """Platforms JAX can use in this process, sorted (initializes the backends)."""
+    from jax.extend import backend
+
+    return sorted(backend.backends())
+
+
+@contextmanager
+def compilation_cache_disabled() -> Iterator[None]:
+    """The persistent compilation cache off inside the block, its old setting restored after."""
+    import jax
+
+    old = bool(jax.config.jax_enable_compilation_cache)
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", old)
+
+
+def exclude_source_path(path: str) -> None:
+    """Never write frames under ``path`` (a folder ending in ``/`` or a file) as source lines."""
+    from jax.extend import source_info_util
+
+    source_info_util.register_exclusion(path)
+
+
+@contextmanager
+def source_inclusions(paths: Sequence[str]) -> Iterator[tuple[str, ...]]:
+    """Frames under ``paths`` count as user code inside the block; yields the paths added.
+
+    JAX's inclusions override its exclusions (its own folder among them); there is no public
+    API to add one, nor to remove one, so both use ``jax._src.source_info_util``. Paths JAX
+    already counts as user code are left alone.
+    """
+    from jax._src import source_info_util as info
+
+    added = tuple(path for path in paths if not info.is_user_filename(path))
+    for path in added:
+        info.register_inclusion(path)
+    try:
+        yield added
+    finally:
+        for path in added:
+            info._include_paths.remove(path)
+        info._include_path_regex.cache_clear()
+        info.is_user_filename.cache_clear()
+
+
+def _executable(compiled: Any, needed_for: str) -> Any:
+    """``compiled.runtime_executable()``, which JAX documents may be ``None``.
+
+    Raises:
+        JaxInspectError: JAX gave no executable object on this backend.
+    """
+    executable = compiled.runtime_executable()
+    if executable is None:
+        raise JaxInspectError(
+            f"JAX gives no runtime executable for the compiled function on this backend "
+            f"(jax.stages.Compiled.runtime_executable() returned None), needed for {needed_for}"
+        )
+    return executable
+
+
+def executable_identity(compiled: Any) -> object:
+    """The runtime executable object, shared by the calls that reuse one compilation.
+
+    Raises:
+        JaxInspectError: JAX gave no executable object on this backend.
+    """
+    result: object = _executable(compiled, "telling recompilations from cache hits")
+    return result
+
+
+def optimized_hlo_modules(compiled: Any) -> list[Any] | None:
+    """The executable's optimized ``HloModule`` objects; ``None`` where JAX gives none."""
+    try:
+        executable = compiled.runtime_executable()
+        modules = None if executable is None else executable.hlo_modules()
+    except Exception:  # a runtime without module objects
+        return None
+    return None if not modules else list(modules)
+
+
+def optimized_hlo_module(compiled: Any, needed_for: str) -> Any:
+    """The (first) optimized ``HloModule`` of the executable.
+
+    Raises:
+        JaxInspectError: JAX gave no module object on this backend.
+    """
+    modules = _executable(compiled, needed_for).hlo_modules()
+    if not modules:
+        raise JaxInspectError(f"JAX gives no optimized HLO module on this backend ({needed_for})")
+    return modules[0]
+
+
+def executable_client(compiled: Any) -> Any:
+    """The XLA client that compiled the executable (for XLA's per-module cost analysis).
+
+    Raises:
+        JaxInspectError: JAX gave no executable object on this backend.
+    """
+    return _executable(compiled, "XLA's cost analysis").client
+
+
+def executable_devices(compiled: Any) -> list[Any] | None:
+    """The devices the executable was compiled for; ``None`` where the runtime does not say."""
+    try:
+        executable = compiled.runtime_executable()
+        return None if executable is None else list(executable.local_devices())
+    except Exception:  # not every runtime exposes its executable's devices
+        return None
+
+
+def hlo_module_text(
+    module: Any,
+    *,
+    large_constants: bool | None = None,
+    metadata: bool | None = None,
+    control_dependencies: bool | None = None,
+) -> str:
+    """``module`` printed by XLA; each option left ``None`` keeps XLA's default printing."""
+    chosen = {
+        "print_large_constants": large_constants,
+        "print_metadata": metadata,
+        "print_control_dependencies": control_dependencies,
+    }
+    if all(value is None for value in chosen.values()):
+        return str(module.to_string())
+    from jax._src.lib import xla_client
+
+    options = xla_client.hlo.HloPrintOptions()
+    for name, value in chosen.items():
+        if value is not None:
+            setattr(options, name, value)
+    return str(module.to_string(options))
+
+
+def optimized_hlo_text(compiled: Any) -> str:
+    """``compiled.as_text()``, which JAX documents may be ``None``.
+
+    Raises:
+        JaxInspectError: JAX gave no text for the executable on this backend.
+    """
+    text = compiled.as_text()
+    if text is None:
+        raise JaxInspectError(
+            "JAX gives no text for the compiled function on this backend "
+            "(jax.stages.Compiled.as_text() returned None)"
+        )
+    return str(text)
+
+
+def parse_hlo_module(text: str) -> Any:
+    """An ``HloModule`` parsed from HLO text (raises XLA's own error when it does not parse)."""
+    from jaxlib import _hlo
+
+    return _hlo.hlo_module_from_text(text)
+
+
+def hlo_cost_analysis(client: Any, module: Any) -> dict[str, float]:
+    """XLA's ``HloCostAnalysis`` of ``module`` as ``{property: value}`` (raises XLA's error)."""
+    from jax._src.lib import xla_client
+
+    raw = xla_client._xla.hlo_module_cost_analysis(client, module)
+    return {str(key): float(value) for key, value in dict(raw).items()}
+
+
+def kept_argument_indices(lowered: Any) -> tuple[int, ...]:
+    """Flat indices of the arguments the lowered module kept as HLO parameters, sorted.
+
+    JAX drops unused arguments from the module; only the private lowering says which.
+
+    Raises:
+        JaxInspectError: JAX no longer records them there (naming parameters would be a guess).
+    """
+    compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", None)
+    kept = compile_args.get("kept_var_idx") if isinstance(compile_args, Mapping) else None
+    if not isinstance(kept, Collection):
+        raise JaxInspectError(
+            f"JAX {_jax_version()} no longer records the kept arguments of a lowering "
+            f"(Lowered._lowering.compile_args['kept_var_idx'] is missing on "
+            f"{type(lowered).__name__}), so HLO parameters cannot be named by argument",
+            hint="This is a jaxinspect bug (jaxinspect/jaxapi.py): please report it.",
+        )
+    return tuple(sorted(int(i) for i in kept))
+
+
+def _jax_version() -> str:
+    from importlib.metadata import version
+
+    return version("jax")
