@@ -19,12 +19,12 @@ from collections.abc import Iterator  # noqa: E402
 from contextlib import ExitStack, contextmanager  # noqa: E402
 from typing import Any  # noqa: E402
 
+from jaxinspect import jaxapi  # noqa: E402  (no jax at module level)
 from jaxinspect.pipeline.timing.quiet import quiet_gc  # noqa: E402  (gc and contextlib only)
 
 #: Prefix of the one result line on stdout.
 MARKER = "JAXINSPECT-COLDRUN "
-_REQUESTS = "/jax/compilation_cache/compile_requests_use_cache"
-_HITS = "/jax/compilation_cache/cache_hits"
+_REQUESTS, _HITS = jaxapi.CACHE_REQUEST_EVENT, jaxapi.CACHE_HIT_EVENT
 
 
 def main(argv: list[str]) -> int:
@@ -72,8 +72,12 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
             x64.enter_context(x64_mode(spec))  # on for this phase's binding and the rest
             call = prepare_call(loaded, spec, job["backend"])
         before = dict(events)
+        entries = _cache_entries(job["cache_dir"])
         art = run_pipeline(call.function, call.plan, call.args, call.kwargs, target=target)
         compile_events = {k: events[k] - before[k] for k in events}
+        if _cache_entries(job["cache_dir"]) > entries:  # the compile wrote to the cache
+            when = "although the compile wrote a persistent-cache entry"
+            jaxapi.require_events(compile_events, (_REQUESTS,), when)
         assert art.lower_s is not None and art.compile_s is not None  # ran until compile
         phases.update(trace=art.trace_s, lower=art.lower_s, compile=art.compile_s)
         args, kwargs = call.concrete_inputs(job["seed"], job["max_input_bytes"])
@@ -94,6 +98,10 @@ def _configure_cache(jax: Any, cache_dir: str | None) -> None:
     # JAX's defaults (1 s, and a size floor) would leave small programs uncached.
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _cache_entries(cache_dir: str | None) -> int:
+    return 0 if cache_dir is None else jaxapi.cache_entries(cache_dir)
 
 
 def _count(events: dict[str, int], name: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import ProgramCost, analyse_module
 from jaxinspect.cost.ownership import UserCode, library_prefixes
 from jaxinspect.reports.stages import LoopAwareCost
@@ -21,18 +22,14 @@ def analyse_compiled(
     Raises:
         ValueError: The module text could not be parsed.
     """
-    from jax._src.lib import xla_client
-
-    executable = compiled.runtime_executable()
-    options = xla_client.hlo.HloPrintOptions()
+    module = jaxapi.optimized_hlo_module(compiled, "the per-op cost analysis")
     # Elided constants ("{...}") would not parse back; metadata carries the source lines.
-    options.print_large_constants = True
-    options.print_metadata = True
     # Control dependencies order copies inside loop bodies (every jax.random threefry loop);
     # they cost nothing, and an instruction wrapped alone could not name its predecessors.
-    options.print_control_dependencies = False
-    text = executable.hlo_modules()[0].to_string(options)
-    client = executable.client
+    text = jaxapi.hlo_module_text(
+        module, large_constants=True, metadata=True, control_dependencies=False
+    )
+    client = jaxapi.executable_client(compiled)
     user = UserCode((), library_prefixes()) if user is None else user
     return analyse_module(text, client, user, split_fusions=split_fusions)[0]
 

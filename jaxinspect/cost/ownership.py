@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
 
 # A package installed inside the user's folder (a project's .venv) is a library, not theirs.
@@ -67,24 +68,15 @@ def frames_recorded(user: UserCode) -> Iterator[None]:
 
     JAX writes only "user" frames into the HLO metadata and counts everything under its own
     folder as internal, so ``--user-code jax.example_libraries.stax`` would find no stax
-    frame. JAX's explicit inclusions (``source_info_util``, private, pinned by ``jax<0.11``)
-    take priority over its exclusions; they are added for the run and removed after it.
+    frame. JAX's inclusions take priority over its exclusions; they are added for the run
+    and removed after it (``jaxapi.source_inclusions``).
     """
     import jax
-    from jax._src import source_info_util as info
 
-    added = [root for root in user.roots if not info.is_user_filename(root)]
-    for root in added:
-        info.register_inclusion(root)
-    if added:  # a lowering cached in this process (tests, the pytest plugin) lacks the frames
-        jax.clear_caches()
-    try:
+    with jaxapi.source_inclusions(user.roots) as added:
+        if added:  # a lowering cached in this process (tests, the pytest plugin) lacks the frames
+            jax.clear_caches()
         yield
-    finally:
-        for root in added:
-            info._include_paths.remove(root)
-        info._include_path_regex.cache_clear()
-        info.is_user_filename.cache_clear()
 
 
 def library_prefixes() -> tuple[str, ...]:

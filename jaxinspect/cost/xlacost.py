@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from jaxinspect import jaxapi
 from jaxinspect.cost.hlotext import HloComputation, HloInstr, HloText, join_attributes
 
 # Attributes that name other instructions of the original computation, which the wrapped
@@ -63,23 +64,20 @@ SENTINEL = "XLA's cost model has no figure for it (it returned a negative sentin
 
 
 def module_cost(client: Any, text: str) -> XlaCost:
-    """XLA's ``HloCostAnalysis`` of a module given as text (jaxlib private API, pinned < 0.11).
+    """XLA's ``HloCostAnalysis`` of a module given as text (through ``jaxapi``).
 
     Raises:
         UncostedError: XLA rejected the text or returned a sentinel (negative) value.
     """
-    from jax._src.lib import xla_client
-    from jaxlib import _hlo
-
     try:
-        module = _hlo.hlo_module_from_text(text)
+        module = jaxapi.parse_hlo_module(text)
     except Exception as exc:  # XLA reports parse failures as runtime errors
         raise UncostedError(NOT_PARSED, _first_line(exc)) from exc
     try:
-        raw = xla_client._xla.hlo_module_cost_analysis(client, module)
+        raw = jaxapi.hlo_cost_analysis(client, module)
     except Exception as exc:
         raise UncostedError(NOT_ANALYSED, _first_line(exc)) from exc
-    values = [float(raw.get(key, 0.0)) for key in (FLOPS, TRANSCENDENTALS, BYTES)]
+    values = [raw.get(key, 0.0) for key in (FLOPS, TRANSCENDENTALS, BYTES)]
     if any(v < 0 or not math.isfinite(v) for v in values):
         raise UncostedError(SENTINEL, f"flops, transcendentals, bytes = {values}")
     return XlaCost(*values)

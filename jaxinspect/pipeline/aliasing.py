@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from jaxinspect import jaxapi
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.reports.stages import BufferAlias
 
@@ -38,8 +39,8 @@ def buffer_aliases(
     """The executable's input/output aliases, named by argument and output pytree paths."""
     import jax
 
-    module = compiled.runtime_executable().hlo_modules()[0]
-    header = module.to_string().split("\n", 1)[0]
+    module = jaxapi.optimized_hlo_module(compiled, "the buffer aliases")
+    header = jaxapi.hlo_module_text(module).split("\n", 1)[0]
     entries = parse_input_output_alias(header)
     if not entries:
         return ()
@@ -71,9 +72,5 @@ def _input_paths(traced: Any, lowered: Any, plan: CallPlan, jax: Any) -> list[st
         group, top, *rest = path
         name = positional[top.idx] if group.idx == 0 else str(top.key)
         paths.append(f"{name}{jax.tree_util.keystr(tuple(rest))}")
-    # Private but stable across 0.4-0.10: the flat indices of the arguments the HLO kept.
-    kept = getattr(lowered, "_lowering", None)
-    kept_idx = None if kept is None else kept.compile_args.get("kept_var_idx")
-    if kept_idx is None:
-        return list(paths)
-    return [paths[i] if i < len(paths) else None for i in sorted(kept_idx)]
+    kept = jaxapi.kept_argument_indices(lowered)
+    return [paths[i] if i < len(paths) else None for i in kept]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from jaxinspect import jaxapi
 from jaxinspect.reports.stages import CostSummary, LoopAwareCost, MemorySummary
 
 if TYPE_CHECKING:
@@ -94,9 +95,8 @@ def _loop_aware(
 
 
 def _has_control_flow(compiled: Any) -> bool:
-    try:
-        modules = compiled.runtime_executable().hlo_modules()
-    except Exception:  # no module objects on this backend: let the full analysis decide
+    modules = jaxapi.optimized_hlo_modules(compiled)
+    if modules is None:  # no module objects on this backend: let the full analysis decide
         return True
     return any(
         instruction.opcode.name in _CONTROL_FLOW

@@ -6,14 +6,13 @@ from typing import Any
 
 import jax
 
+from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
 
 
 def available_platforms() -> list[str]:
     """Platforms JAX can use in this process (initializes the backends)."""
-    from jax._src import xla_bridge
-
-    return sorted(xla_bridge.backends())
+    return jaxapi.backend_platforms()
 
 
 def select_device(backend: str | None) -> Any:
@@ -44,11 +43,5 @@ def compiled_devices(compiled: Any | None, fallback: Any) -> list[Any]:
 
     Before compilation (or where the runtime does not say), the device that was asked for.
     """
-    if compiled is not None:
-        try:
-            devices = list(compiled.runtime_executable().local_devices())
-        except Exception:  # not every runtime exposes its executable's devices
-            devices = []
-        if devices:
-            return devices
-    return [fallback]
+    devices = None if compiled is None else jaxapi.executable_devices(compiled)
+    return devices or [fallback]

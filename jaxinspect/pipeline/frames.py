@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from jaxinspect import jaxapi
+
 # Packages whose frames sit between the user's shell and their function; none of them is
 # the user's code, and their paths and line numbers would otherwise land in the HLO tables.
 _HARNESS_PACKAGES = ("typer", "click", "rich", "_pytest", "pytest", "pluggy")
@@ -15,8 +17,6 @@ _HARNESS_PACKAGES = ("typer", "click", "rich", "_pytest", "pytest", "pluggy")
 @functools.cache
 def hide_tool_frames() -> None:
     """Register jaxinspect's and its harness's folders with JAX's source-info exclusions."""
-    from jax._src import source_info_util
-
     folders = [Path(__file__).parent.parent]  # the jaxinspect package
     for name in _HARNESS_PACKAGES:
         spec = importlib.util.find_spec(name)
@@ -28,4 +28,4 @@ def hide_tool_frames() -> None:
         script = Path(sys.argv[0])
         paths.update({str(script.absolute()), str(script.resolve())})
     for path in sorted(paths):
-        source_info_util.register_exclusion(path)
+        jaxapi.exclude_source_path(path)

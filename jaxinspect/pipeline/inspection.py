@@ -9,6 +9,7 @@ import jax
 import jaxlib
 import numpy as np
 
+from jaxinspect import jaxapi
 from jaxinspect.inputs.adapt import bind_target
 from jaxinspect.inputs.arrays import (
     abstract_tree,
@@ -248,8 +249,9 @@ def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
         counts = hloinfo.stablehlo_op_counts(lowered.compiler_ir())
         stages.append(StageText("stablehlo", lowered.as_text(), counts))
     if compiled is not None:
-        module = compiled.runtime_executable().hlo_modules()[0]
-        stages.append(StageText("hlo", compiled.as_text(), hloinfo.hlo_op_counts(module)))
+        module = jaxapi.optimized_hlo_module(compiled, "the hlo stage")
+        text = jaxapi.optimized_hlo_text(compiled)
+        stages.append(StageText("hlo", text, hloinfo.hlo_op_counts(module)))
     return tuple(stages)
 
 

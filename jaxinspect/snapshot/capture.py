@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxinspect import __version__
+from jaxinspect import __version__, jaxapi
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
@@ -40,10 +40,8 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
         UsageError: The backend is unavailable.
         StageError: The function failed in a stage.
     """
-    from jax._src import config
-
     options = InspectOptions(backend=backend, sections=_SECTIONS, execute=False)
-    with config.enable_compilation_cache(False):
+    with jaxapi.compilation_cache_disabled():
         report, artifacts = run_inspection(loaded, spec, options)
     raw_hlo = _optimized_hlo_text(artifacts)
     hlo_counts = dict(_stage_counts(report, "hlo"))
@@ -77,14 +75,9 @@ def _optimized_hlo_text(artifacts: StageArtifacts) -> str:
     ``compiled.as_text()`` elides large constants as ``{...}``, which would hide a changed
     weight matrix; printing the ``HloModule`` object ourselves shows them.
     """
-    from jax._src.lib import xla_client
-
     assert artifacts.compiled is not None  # the snapshot sections run up to compile
-    options = xla_client.hlo.HloPrintOptions()
-    options.print_large_constants = True
-    options.print_metadata = False
-    module = artifacts.compiled.runtime_executable().hlo_modules()[0]
-    return str(module.to_string(options))
+    module = jaxapi.optimized_hlo_module(artifacts.compiled, "the snapshot's hlo.txt")
+    return jaxapi.hlo_module_text(module, large_constants=True, metadata=False)
 
 
 def _header(report: InspectionReport) -> SnapshotHeader:
