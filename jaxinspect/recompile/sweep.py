@@ -12,6 +12,7 @@ from typing import Any
 import jax
 import jaxlib
 
+from jaxinspect import jaxapi
 from jaxinspect.errors import JaxInspectError, SpecError
 from jaxinspect.inputs.adapt import adapt_function, bind_target
 from jaxinspect.inputs.arrays import abstract_tree, build_call
@@ -21,16 +22,12 @@ from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.inputs.transform_apply import composition, transform_target
 from jaxinspect.inputs.transforms import Transform
+from jaxinspect.jaxapi import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT
 from jaxinspect.pipeline.backend import select_device
 from jaxinspect.pipeline.frames import hide_tool_frames
 from jaxinspect.pipeline.usercode import user_code
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
 from jaxinspect.reports.failures import CaseFailure, case_failure
-
-#: jax.monitoring events, each fired once per real trace, lowering and XLA compilation.
-TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
-LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
-COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +171,8 @@ def run_sweep(
                     results.append(FailedCase(name, spec.source, case_failure(exc)))
                     continue
                 executable, case = outcome
+                if not executables:  # a fresh jit: its first case must trace, lower, compile
+                    _require_events(case)
                 shared = next((n for n, e in executables if e is executable), None)
                 executables.append((name, executable))
                 nearest, changes = _nearest(case.key, results)
@@ -229,7 +228,14 @@ def _sweep_case(
         nearest=None,
         changes=(),
     )
-    return compiled.runtime_executable(), outcome
+    return jaxapi.executable_identity(compiled), outcome
+
+
+def _require_events(case: CaseOutcome) -> None:
+    """Fail loudly if JAX's event names changed: every case would look like a cache hit."""
+    counts = {TRACE_EVENT: case.traces, LOWER_EVENT: case.lowerings, COMPILE_EVENT: case.compiles}
+    when = f"while case `{case.name}`, the first through a fresh jax.jit, compiled"
+    jaxapi.require_events(counts, tuple(counts), when)
 
 
 def _one_jit(
