@@ -1,4 +1,8 @@
-"""Shared fixtures: CPU-only JAX, a CLI runner with separate stdout/stderr, sample paths."""
+"""Shared fixtures: CPU-only JAX, a CLI runner with separate stdout/stderr, sample paths.
+
+Test modules import its helpers as ``from conftest import ...``: the module pytest loaded
+(``tests/`` has no ``__init__.py``); ``tests.conftest`` would run this file a second time.
+"""
 
 from __future__ import annotations
 

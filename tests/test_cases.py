@@ -14,13 +14,13 @@ from referencing import Registry, Resource
 from rich.console import Console
 from typer.testing import Result
 
+from conftest import ROOT, sample
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.cases import load_spec_cases, parse_spec_cases_text
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.pipeline.cases import CaseComparison, compare_cases, comparison_to_dict
 from jaxinspect.pipeline.inspection import InspectOptions
 from jaxinspect.renderers.cases.console import render_cases_console
-from tests.conftest import ROOT, sample
 
 STAGES_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
 AXPY = sample("simple.py") + ":axpy"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -203,32 +202,68 @@ def test_python_dash_m_and_version():
     assert proc.stdout.strip() == f"jaxinspect {__version__}"
 
 
-def test_command_modules_register_the_commands_they_declare():
-    import typer
-    import typer.main
+def test_help_lists_every_registered_command_in_registry_order(run_cli):
+    from jaxinspect.cli.app import COMMANDS
 
-    from jaxinspect.cli.app import COMMAND_MODULES, MODULE_COMMANDS, app
-
-    assert set(MODULE_COMMANDS) == set(COMMAND_MODULES)
-    for module, commands in MODULE_COMMANDS.items():
-        alone = typer.Typer()
-        importlib.import_module(f"jaxinspect.cli.commands.{module}").register(alone)
-        assert set(typer.main.get_group(alone).commands) == set(commands), module
-    builtin = {"stages", "jaxpr", "stablehlo", "hlo"}
-    declared = builtin.union(*MODULE_COMMANDS.values())
-    assert set(typer.main.get_group(app).commands) == declared
+    result = run_cli("--help")
+    assert result.exit_code == 0
+    listed = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.strip()] == list(COMMANDS)
 
 
-def test_every_command_has_help(run_cli):
-    import typer.main
+@pytest.mark.parametrize("name", ["stages", "hlo", "diff", "check", "recompile", "spec"])
+def test_each_command_runs_with_its_own_module_alone(name):
+    # Through the console script's path: the registry imports the one module the command names.
+    code = (
+        "import sys\nfrom jaxinspect.cli.entry import run\n"
+        f"code = run([{name!r}, '--help'])\n"
+        "loaded = sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+        "                if m.startswith('jaxinspect.cli.commands.'))\n"
+        "print('EXIT', code, 'LOADED', ','.join(loaded))"
+    )
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr
+    assert f"Usage: jaxinspect {name} " in proc.stdout
+    from jaxinspect.cli.app import COMMANDS
 
-    from jaxinspect.cli.app import app
+    needs = {"ir": "ir,stages", "check": "check,diff"}  # modules built on another's helpers
+    assert f"EXIT 0 LOADED {needs.get(COMMANDS[name], COMMANDS[name])}" in proc.stdout
 
-    group = typer.main.get_group(app)
-    for name in group.commands:
-        result = run_cli(name, "--help")
-        assert result.exit_code == 0, name
-        assert "Usage" in result.stdout
+
+@pytest.mark.parametrize(("typo", "meant"), [("stagse", "stages"), ("recompil", "recompile")])
+def test_a_mistyped_command_is_a_usage_error_with_a_suggestion(capsys, typo, meant):
+    from jaxinspect.cli.entry import run
+
+    assert run([typo, "x"]) == 2
+    err = capsys.readouterr().err
+    assert f"No such command '{typo}'. Did you mean '{meant}'?" in err
+
+
+def test_every_command_has_help(capsys):
+    from jaxinspect.cli.app import COMMANDS
+    from jaxinspect.cli.entry import run
+
+    for name in COMMANDS:
+        assert run([name, "--help"]) == 0, name
+        assert f"Usage: jaxinspect {name} " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "offered"),
+    [
+        (["stages", "x.py:f"], "'table', 'json'"),
+        (["cost", "x.py:f"], "'table', 'json'"),
+        (["check", "--manifest", "missing.yaml"], None),
+    ],
+)
+def test_format_offers_only_what_the_command_prints(run_cli, argv, offered):
+    result = run_cli(*argv, "-f", "markdown")
+    assert result.exit_code == 2
+    if offered is None:  # check prints markdown: it fails later, on the missing manifest
+        assert "--format" not in result.stderr and "missing.yaml" in result.stderr
+    else:
+        message = f"Invalid value for '--format' / '-f': 'markdown' is not one of {offered}."
+        assert message in result.stderr
 
 
 def test_console_script_is_installed():

@@ -35,8 +35,8 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
+from conftest import ROOT
 from jaxinspect.cli.app import app
-from tests.conftest import ROOT
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 COMMAND_LANGUAGES = frozenset({"", "sh", "bash", "console", "shell", "shell-session"})

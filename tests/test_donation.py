@@ -14,13 +14,13 @@ import jsonschema
 import pytest
 from typer.testing import Result
 
+from conftest import ROOT, sample
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.binding import bind_spec
 from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.aliasing import buffer_aliases, parse_input_output_alias
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from tests.conftest import ROOT, sample
 
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
 

@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 from typer.testing import Result
 
+from conftest import ROOT, sample
 from jaxinspect.errors import ExitCode
 from jaxinspect.inputs.cases import parse_spec_cases_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.recompile.cachekey import CacheKey, LeafKey, key_changes
 from jaxinspect.recompile.sweep import SweepReport, run_sweep
-from tests.conftest import ROOT, sample
 
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/recompile.schema.json").read_text())
 

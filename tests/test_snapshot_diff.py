@@ -241,7 +241,7 @@ def test_plain_diff_options_are_the_typer_commands() -> None:
     import typer.main
 
     from jaxinspect.cli.app import app
-    from jaxinspect.cli.commands.diffrun import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
+    from jaxinspect.cli.commands.diff import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
 
     command = typer.main.get_command(app).commands["diff"]  # type: ignore[attr-defined]
     options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
@@ -270,7 +270,7 @@ def test_plain_diff_prints_what_the_typer_command_prints(
     capsys: pytest.CaptureFixture[str],
     options: list[str],
 ) -> None:
-    from jaxinspect.cli.commands.diffrun import parse_plain_diff, run_diff
+    from jaxinspect.cli.commands.diff import parse_plain_diff, run_diff
 
     argv = ["diff", str(pair[0]), *options, str(pair[2])]  # options between the paths
     typed = run_cli(*argv)
@@ -305,13 +305,13 @@ def test_plain_diff_prints_what_the_typer_command_prints(
     ],
 )
 def test_anything_but_a_plain_diff_goes_to_typer(argv: list[str]) -> None:
-    from jaxinspect.cli.commands.diffrun import parse_plain_diff
+    from jaxinspect.cli.commands.diff import parse_plain_diff
 
     assert parse_plain_diff(argv) is None
 
 
 def test_plain_diff_takes_paths_after_a_double_dash() -> None:
-    from jaxinspect.cli.commands.diffrun import DiffArgs, parse_plain_diff
+    from jaxinspect.cli.commands.diff import DiffArgs, parse_plain_diff
 
     parsed = parse_plain_diff(["diff", "--no-text", "--", "-old", "--new"])
     assert parsed == DiffArgs(Path("-old"), Path("--new"), text=False)

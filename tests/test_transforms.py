@@ -11,6 +11,7 @@ import jax
 import pytest
 from typer.testing import Result
 
+from conftest import ROOT, sample
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.arrays import abstract_tree, build_call
 from jaxinspect.inputs.binding import bind_spec
@@ -18,7 +19,6 @@ from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.inputs.transforms import parse_transform, parse_transforms
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from tests.conftest import ROOT, sample
 
 LOSS = sample("linreg.py") + ":loss_fn"
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())

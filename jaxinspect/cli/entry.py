@@ -1,7 +1,7 @@
 """The console script and ``python -m jaxinspect``: the typer app, or ``diff`` without it.
 
 A well-formed ``diff`` of stored files is parsed and run here without importing typer (see
-``jaxinspect.cli.commands.diffrun``); everything else goes to the typer app
+``jaxinspect.cli.commands.diff``); everything else goes to the typer app
 (``jaxinspect.cli.app``).
 """
 
@@ -31,14 +31,15 @@ def run(argv: list[str]) -> object:
 
     Tests and the CLI fuzz call this to go through exactly what the console script does.
     """
-    from jaxinspect.cli.commands.diffrun import parse_plain_diff, run_diff
+    if argv[:1] == ["diff"]:
+        from jaxinspect.cli.commands.diff import parse_plain_diff, run_diff
 
-    plain = parse_plain_diff(argv)
-    if plain is None:
-        from jaxinspect.cli.app import run_app
+        plain = parse_plain_diff(argv)
+        if plain is not None:
+            return exit_code_of(run_diff, plain)
+    from jaxinspect.cli.app import run_app
 
-        return run_app(argv)
-    return exit_code_of(run_diff, plain)
+    return run_app(argv)
 
 
 def exit_code_of(command: Callable[[T], None], args: T) -> object:

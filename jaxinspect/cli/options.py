@@ -1,10 +1,11 @@
 """Options, spec loading and error handling shared by every command (no jax import here)."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from jaxinspect.cli.exits import errors_to_exit_codes as errors_to_exit_codes
+from jaxinspect.cli.formats import AUDIENCE, ColorMode, OutputFormat
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
@@ -47,6 +48,38 @@ TransformOpt = Annotated[
         'vmap, jacfwd, jacrev, hessian, jvp, vjp, checkpoint; e.g. "vmap(in_axes=(None, 0))".',
     ),
 ]
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help='Rules that fail on a difference, e.g. "flops>+5%,temp_bytes>+10%,'
+        'new-op:all-gather" (default: any difference fails).',
+    ),
+]
+ContextOpt = Annotated[int, typer.Option(min=0, help="Lines of context around each change.")]
+ColorOpt = Annotated[ColorMode, typer.Option(help="Colour the unified diff.")]
+
+
+def format_option(*formats: OutputFormat) -> Any:
+    """``--format``/``-f`` offering ``formats`` alone: annotate ``Annotated[OutputFormat, ...]``.
+
+    Typer would offer every member of the annotated enum, and it has no public choice type to
+    narrow that; this parser refuses the others with the message typer gives for a choice.
+    """
+    offered = [f.value for f in formats]
+
+    def parse(text: str) -> OutputFormat:
+        if text not in offered:
+            raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, offered))}.")
+        return OutputFormat(text)
+
+    return typer.Option(
+        "--format",
+        "-f",
+        parser=parse,
+        metavar=f"<{'|'.join(offered)}>",
+        help=", ".join(AUDIENCE[f] for f in formats) + ".",
+    )
 
 
 def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> "Spec":

@@ -1,6 +1,5 @@
 """``jaxinspect bench``: first-call phases from cold processes and steady-state latency."""
 
-import enum
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -8,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
     ArgOpt,
     BackendOpt,
@@ -19,6 +19,7 @@ from jaxinspect.cli.options import (
     TargetArg,
     TimeoutOpt,
     errors_to_exit_codes,
+    format_option,
 )
 from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
@@ -27,13 +28,6 @@ if TYPE_CHECKING:
     from jaxinspect.bench.jobs import SpecSource
     from jaxinspect.bench.runner import Notice, Progress
     from jaxinspect.reports.bench import BenchReport
-
-
-class BenchFormat(enum.StrEnum):
-    """Output formats of ``bench``."""
-
-    TABLE = "table"
-    JSON = "json"
 
 
 _TIMEOUT_HINT = "Raise --timeout, or lower --cold-runs, --runs or --time-budget."
@@ -51,8 +45,8 @@ def bench(
     case: CaseOpt = None,
     backend: BackendOpt = None,
     output_format: Annotated[
-        BenchFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
-    ] = BenchFormat.TABLE,
+        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
+    ] = OutputFormat.TABLE,
     cold_runs: Annotated[
         int, typer.Option(min=1, help="Fresh processes per cold round (min/median/max).")
     ] = 3,
@@ -148,14 +142,14 @@ def _sources(
 
 def _exit_for_failures(report: "BenchReport", debug: bool) -> None:
     """Name every spec that failed on stderr and exit with the worst exit code of them."""
-    from jaxinspect.cli.case_errors import exit_for_failed_cases
+    from jaxinspect.cli.sweep_exit import exit_for_failed_cases
 
     failures = [(f.spec, f.failure) for f in report.failures]
     exit_for_failed_cases(failures, total=len(report.outcomes), debug=debug)
 
 
-def _render(report: Any, output_format: BenchFormat) -> None:
-    if output_format is BenchFormat.JSON:
+def _render(report: Any, output_format: OutputFormat) -> None:
+    if output_format is OutputFormat.JSON:
         from jaxinspect.renderers.bench.jsondoc import render_bench_json
 
         sys.stdout.write(render_bench_json(report))

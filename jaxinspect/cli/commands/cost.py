@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
     ArgOpt,
     BackendOpt,
@@ -14,6 +15,7 @@ from jaxinspect.cli.options import (
     ShapesOpt,
     TargetArg,
     errors_to_exit_codes,
+    format_option,
     load_cli_spec,
 )
 from jaxinspect.errors import UsageError
@@ -22,13 +24,6 @@ if TYPE_CHECKING:
     from jaxinspect.cost.profiles import DeviceProfile
     from jaxinspect.inputs.spec import Spec
     from jaxinspect.reports.cost import CostReport
-
-
-class CostFormat(enum.StrEnum):
-    """Output formats of ``cost``."""
-
-    TABLE = "table"
-    JSON = "json"
 
 
 class GroupBy(enum.StrEnum):
@@ -60,8 +55,8 @@ def cost(
     arg: ArgOpt = None,
     backend: BackendOpt = None,
     output_format: Annotated[
-        CostFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
-    ] = CostFormat.TABLE,
+        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
+    ] = OutputFormat.TABLE,
     by: Annotated[
         GroupBy, typer.Option(help="Main table: per op, or per source line, function or scope.")
     ] = GroupBy.OP,
@@ -104,7 +99,7 @@ def cost(
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
         spec = load_cli_spec(shapes, arg, case)
         report = _analyse(target, spec, backend, sort.value, profile, user_code)
-        if output_format is CostFormat.JSON:
+        if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json
 
             sys.stdout.write(render_cost_json(report))

@@ -1,11 +1,11 @@
 """``jaxinspect recompile``: which cases of a spec recompile one jitted function, and why."""
 
-import enum
 import sys
 from typing import Annotated
 
 import typer
 
+from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
     BackendOpt,
     DebugOpt,
@@ -13,15 +13,9 @@ from jaxinspect.cli.options import (
     TargetArg,
     TransformOpt,
     errors_to_exit_codes,
+    format_option,
 )
 from jaxinspect.errors import ExitCode, UsageError
-
-
-class SweepFormat(enum.StrEnum):
-    """Output formats of ``recompile``."""
-
-    TABLE = "table"
-    JSON = "json"
 
 
 def recompile(
@@ -38,8 +32,8 @@ def recompile(
         typer.Option(min=0, help="Exit 1 when the sweep compiles more often than this (CI)."),
     ] = None,
     output_format: Annotated[
-        SweepFormat, typer.Option("--format", "-f", help="table for people, json for machines.")
-    ] = SweepFormat.TABLE,
+        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
+    ] = OutputFormat.TABLE,
     debug: DebugOpt = False,
 ) -> None:
     """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
@@ -50,7 +44,7 @@ def recompile(
     with errors_to_exit_codes(debug):
         if shapes is None:
             raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
-        from jaxinspect.cli.case_errors import exit_for_failed_cases
+        from jaxinspect.cli.sweep_exit import exit_for_failed_cases
         from jaxinspect.inputs.cases import load_spec_cases
         from jaxinspect.inputs.target import load_target
         from jaxinspect.inputs.transforms import parse_transforms
@@ -69,7 +63,7 @@ def recompile(
             transforms=transforms,
             max_compiles=max_compiles,
         )
-        if output_format is SweepFormat.JSON:
+        if output_format is OutputFormat.JSON:
             sys.stdout.write(render_sweep_json(report))
         else:
             from jaxinspect.renderers.stdout import stdout_console

@@ -1,14 +1,14 @@
-"""The ``diff`` command's body and output, and a parser for its plain invocations (no typer).
+"""``jaxinspect diff``: compare two stored snapshots; parsed without typer when it is plain.
 
 ``jaxinspect diff`` is what CI runs on every change, and importing typer costs about as long
-as GNU ``diff`` takes on a 200,000-line file. The console script (``jaxinspect.cli.entry``) runs a
-well-formed ``diff`` through ``parse_plain_diff`` and ``run_diff`` directly; anything else —
-``--help``, an unknown option, a bad value, a missing argument — goes to the typer app, which
-owns every message about usage. Tests keep the option table below equal to the typer
+as GNU ``diff`` takes on a 200,000-line file. So this module imports neither typer nor jax at
+module level: the console script (``jaxinspect.cli.entry``) runs a well-formed ``diff``
+through ``parse_plain_diff`` and ``run_diff`` directly; anything else (``--help``, an unknown
+option, a bad value, a missing argument) goes to the typer command that ``register`` builds,
+which owns every message about usage. Tests keep the option table below equal to the typer
 command's parameters and both paths' output identical.
 """
 
-import enum
 import importlib
 import os
 import sys
@@ -17,28 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect.cli.exits import errors_to_exit_codes
+from jaxinspect.cli.formats import ColorMode, OutputFormat
 from jaxinspect.errors import ExitCode
 
 if TYPE_CHECKING:
+    import typer
+
     from jaxinspect.snapshot.compare import SnapshotDiff
 
-
-class ReportFormat(enum.StrEnum):
-    """Output formats of ``diff`` and ``check``."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-class ColorMode(enum.StrEnum):
-    """When the unified diff is coloured."""
-
-    AUTO = "auto"
-    ALWAYS = "always"
-    NEVER = "never"
-
-
+#: The ``--format`` values of ``diff`` and ``check``.
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
 DEFAULT_CONTEXT = 3
 
 
@@ -49,11 +37,40 @@ class DiffArgs:
     old: Path
     new: Path
     fail_on: str | None = None
-    output_format: ReportFormat = ReportFormat.TABLE
+    output_format: OutputFormat = OutputFormat.TABLE
     context: int = DEFAULT_CONTEXT
     color: ColorMode = ColorMode.AUTO
     text: bool = True
     debug: bool = False
+
+
+def register(app: "typer.Typer") -> None:
+    """Add the typer ``diff`` command to ``app`` (imports typer: only the slow path calls this)."""
+    from typing import Annotated
+
+    import typer
+
+    from jaxinspect.cli.options import ColorOpt, ContextOpt, DebugOpt, FailOnOpt, format_option
+
+    def diff(
+        old: Annotated[Path, typer.Argument(help="Stored snapshot folder or stage text file.")],
+        new: Annotated[Path, typer.Argument(help="Snapshot folder or file to compare with OLD.")],
+        fail_on: FailOnOpt = None,
+        output_format: Annotated[OutputFormat, format_option(*FORMATS)] = OutputFormat.TABLE,
+        context: ContextOpt = DEFAULT_CONTEXT,
+        color: ColorOpt = ColorMode.AUTO,
+        text: Annotated[
+            bool, typer.Option("--text/--no-text", help="Show the unified diff after the summary.")
+        ] = True,
+        debug: DebugOpt = False,
+    ) -> None:
+        """Compare two snapshots: a semantic summary, then a unified diff. Exit 0 same, 1 different.
+
+        Never imports jax: it reads stored files only.
+        """
+        run_diff(DiffArgs(old, new, fail_on, output_format, context, color, text, debug))
+
+    app.command(name="diff")(diff)
 
 
 # Options that take a value: option string -> DiffArgs field. Flags: option -> (field, value).
@@ -110,8 +127,8 @@ def _value(field: str, text: str) -> object:
         return text
     if field == "context":
         return int(text) if text.isascii() and text.isdigit() else None
-    choices = ReportFormat if field == "output_format" else ColorMode
-    return choices(text) if text in choices._value2member_map_ else None
+    choices = FORMATS if field == "output_format" else tuple(ColorMode)
+    return next((choice for choice in choices if choice.value == text), None)
 
 
 def run_diff(args: DiffArgs) -> None:
@@ -133,25 +150,25 @@ def run_diff(args: DiffArgs) -> None:
             raise SystemExit(int(ExitCode.DIFFERENCES))
 
 
-def renderer_module(output_format: ReportFormat) -> object:
+def renderer_module(output_format: OutputFormat) -> object:
     """The module that renders a diff or check report in ``output_format`` (imported)."""
     name = {
-        ReportFormat.JSON: "snapshot.jsondoc",
-        ReportFormat.MARKDOWN: "snapshot.markdown",
-        ReportFormat.TABLE: "snapshot.console",
+        OutputFormat.JSON: "snapshot.jsondoc",
+        OutputFormat.MARKDOWN: "snapshot.markdown",
+        OutputFormat.TABLE: "snapshot.console",
     }[output_format]
     return importlib.import_module(f"jaxinspect.renderers.{name}")
 
 
 def _print_diff(
-    result: "SnapshotDiff", verdict: Any, output_format: ReportFormat, text: bool, color: ColorMode
+    result: "SnapshotDiff", verdict: Any, output_format: OutputFormat, text: bool, color: ColorMode
 ) -> None:
-    if output_format is ReportFormat.JSON:
+    if output_format is OutputFormat.JSON:
         from jaxinspect.renderers.snapshot.jsondoc import diff_to_dict, render_json
 
         sys.stdout.write(render_json(diff_to_dict(result, verdict)))
         return
-    if output_format is ReportFormat.MARKDOWN:
+    if output_format is OutputFormat.MARKDOWN:
         from jaxinspect.renderers.snapshot.markdown import render_diff_markdown
 
         title = f"{result.a_label} → {result.b_label}"

@@ -1,0 +1,87 @@
+"""``jaxinspect check``: snapshot every manifest target and compare with the stored ones (CI)."""
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jaxinspect.cli.commands.diff import DEFAULT_CONTEXT, FORMATS, write_text_diffs
+from jaxinspect.cli.formats import ColorMode, OutputFormat
+from jaxinspect.cli.options import (
+    ColorOpt,
+    ContextOpt,
+    DebugOpt,
+    FailOnOpt,
+    errors_to_exit_codes,
+    format_option,
+)
+from jaxinspect.errors import ExitCode
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``check`` command to ``app``."""
+    app.command(name="check")(check)
+
+
+def check(
+    update: Annotated[
+        bool, typer.Option("--update", help="Write new and changed snapshots, remove stale ones.")
+    ] = False,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(help="jaxinspect.yaml or pyproject.toml (default: nearest one upward)."),
+    ] = None,
+    fail_on: FailOnOpt = None,
+    output_format: Annotated[OutputFormat, format_option(*FORMATS)] = OutputFormat.TABLE,
+    context: ContextOpt = DEFAULT_CONTEXT,
+    text: Annotated[
+        bool, typer.Option("--text/--no-text", help="Show changed targets' unified diffs.")
+    ] = False,
+    color: ColorOpt = ColorMode.AUTO,
+    debug: DebugOpt = False,
+) -> None:
+    """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change.
+
+    A target whose code fails is an `error` row; the others are still checked, then exit 3.
+    """
+    with errors_to_exit_codes(debug):
+        from jaxinspect.snapshot.check import run_check
+        from jaxinspect.snapshot.manifest import find_manifest, load_manifest
+        from jaxinspect.snapshot.thresholds import parse_rules
+
+        loaded = load_manifest(manifest if manifest is not None else find_manifest(Path.cwd()))
+        rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
+        with _progress(f"checking {len(loaded.targets)} target(s) …"):
+            report = run_check(loaded, rules, update=update, context=context)
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
+        if output_format is OutputFormat.JSON:
+            from jaxinspect.renderers.snapshot.jsondoc import check_to_dict, render_json
+
+            sys.stdout.write(render_json(check_to_dict(report)))
+        elif output_format is OutputFormat.MARKDOWN:
+            from jaxinspect.renderers.snapshot.markdown import render_check_markdown
+
+            sys.stdout.write(render_check_markdown(report))
+        else:
+            from jaxinspect.renderers.snapshot.console import render_check
+            from jaxinspect.renderers.stdout import stdout_console
+
+            console = stdout_console()
+            console.print(render_check(report))
+            if text:
+                diffs = [r.diff for r in report.results if r.diff is not None]
+                write_text_diffs(console, diffs, color)
+        for failed in report.errors:  # every target was reported; the user's code failed
+            print(f"Error: {failed.error}", file=sys.stderr)
+        if report.errors:
+            raise SystemExit(int(ExitCode.TARGET_FAILED))
+        if report.failed:
+            raise SystemExit(int(ExitCode.DIFFERENCES))
+
+
+def _progress(message: str) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True).status(message)

@@ -1,0 +1,60 @@
+"""``jaxpr``, ``stablehlo`` and ``hlo``: one stage's text of TARGET, plain and pipeable.
+
+One module for three commands: they are one command shape (``stages`` narrowed to one IR,
+no execution), built by one factory and differing only in the stage they print.
+"""
+
+import sys
+from collections.abc import Callable
+
+import typer
+
+from jaxinspect.cli.commands.stages import inspect_with_status, parse_transform_options
+from jaxinspect.cli.options import (
+    ArgOpt,
+    BackendOpt,
+    CaseOpt,
+    DebugOpt,
+    ShapesOpt,
+    TargetArg,
+    TransformOpt,
+    errors_to_exit_codes,
+    load_cli_spec,
+)
+from jaxinspect.reports.sections import IR_STAGES
+
+_TITLES = dict(zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``jaxpr``, ``stablehlo`` and ``hlo`` to ``app``."""
+    for name, title in _TITLES.items():
+        app.command(name=name)(_single_stage_command(name, title))
+
+
+def _single_stage_command(name: str, title: str) -> Callable[..., None]:
+    def command(
+        target: TargetArg,
+        shapes: ShapesOpt = None,
+        arg: ArgOpt = None,
+        backend: BackendOpt = None,
+        transform: TransformOpt = None,
+        case: CaseOpt = None,
+        debug: DebugOpt = False,
+    ) -> None:
+        with errors_to_exit_codes(debug):
+            from jaxinspect.pipeline.inspection import InspectOptions
+
+            options = InspectOptions(
+                backend=backend,
+                sections=(name,),
+                execute=False,
+                transforms=parse_transform_options(transform),
+            )
+            report = inspect_with_status(target, load_cli_spec(shapes, arg, case), options)
+            stage = report.stage(name)
+            assert stage is not None  # the pipeline ran up to this stage or raised
+            sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")
+
+    command.__doc__ = f"Print the {title} of TARGET as plain text (pipeable)."
+    return command
