@@ -18,9 +18,11 @@ from conftest import ROOT, sample
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.cases import load_spec_cases, parse_spec_cases_text
 from jaxinspect.inputs.spec import load_spec
-from jaxinspect.pipeline.cases import CaseComparison, compare_cases, comparison_to_dict
+from jaxinspect.pipeline.cases import compare_cases
 from jaxinspect.pipeline.inspection import InspectOptions
 from jaxinspect.renderers.cases.console import render_cases_console
+from jaxinspect.renderers.cases.jsondoc import cases_to_dict
+from jaxinspect.reports.cases import CaseComparison
 
 STAGES_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
 AXPY = sample("simple.py") + ":axpy"
@@ -205,7 +207,7 @@ def test_every_case_failing_still_prints_every_row(tmp_path: Path) -> None:
     assert [c.name for c in comparison.failures] == ["a", "b"]
     assert comparison.exit_code == 3
     assert comparison.composition is None
-    _validate_cases(comparison_to_dict(comparison))
+    _validate_cases(cases_to_dict(comparison))
     out = io.StringIO()
     Console(width=100, file=out, color_system=None).print(render_cases_console(comparison))
     text = out.getvalue()

@@ -6,51 +6,16 @@ error; the other cases still run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from jaxinspect.errors import ExitCode, JaxInspectError
+from jaxinspect.errors import JaxInspectError
 from jaxinspect.inputs.leaves import SHORT_DTYPES
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.reports.failures import CaseFailure, case_failure, failure_to_dict, worst_exit_code
-from jaxinspect.reports.stages import InspectionReport, report_to_dict
+from jaxinspect.reports.cases import CaseComparison, CaseReport
+from jaxinspect.reports.failures import CaseFailure, case_failure
+from jaxinspect.reports.stages import InspectionReport
 
 _SHORT = {long: short for short, long in SHORT_DTYPES.items()}
-
-
-@dataclass(frozen=True, slots=True)
-class CaseReport:
-    """One case's full report (or its error), and the arguments that set it apart."""
-
-    name: str
-    source: str
-    #: ``None`` when the case failed; ``error`` then says why.
-    report: InspectionReport | None
-    #: ``path dtype[dims]`` or ``path=value`` of every argument that differs between the
-    #: cases that ran (empty for a failed case).
-    distinct_args: tuple[str, ...]
-    error: CaseFailure | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CaseComparison:
-    """Every case of one target, each traced, lowered and compiled once."""
-
-    target: str
-    composition: str | None
-    cases: tuple[CaseReport, ...]
-
-    @property
-    def failures(self) -> tuple[CaseReport, ...]:
-        """The cases that failed, in file order."""
-        return tuple(case for case in self.cases if case.error is not None)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """The worst exit code of the failed cases; 0 when every case ran."""
-        return worst_exit_code(c.error.exit_code for c in self.cases if c.error is not None)
 
 
 def compare_cases(
@@ -108,26 +73,3 @@ def _arg_labels(report: InspectionReport) -> dict[str, str]:
 def _varying_paths(described: list[dict[str, str]]) -> set[str]:
     paths = {path for labels in described for path in labels}
     return {p for p in paths if len({labels.get(p) for labels in described}) > 1}
-
-
-#: Version of the multi-case JSON document (``schemas/cases.schema.json``).
-CASES_SCHEMA_VERSION = 1
-
-
-def comparison_to_dict(comparison: CaseComparison) -> dict[str, Any]:
-    """The comparison as JSON: one full ``stages`` document (or an error) per case, in order."""
-    return {
-        "schema_version": CASES_SCHEMA_VERSION,
-        "target": comparison.target,
-        "composition": comparison.composition,
-        "cases": [
-            {
-                "name": case.name,
-                "source": case.source,
-                "distinct_args": list(case.distinct_args),
-                "report": None if case.report is None else report_to_dict(case.report),
-                "error": None if case.error is None else failure_to_dict(case.error),
-            }
-            for case in comparison.cases
-        ],
-    }

@@ -6,7 +6,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import jax
@@ -27,78 +27,11 @@ from jaxinspect.pipeline.backend import select_device
 from jaxinspect.pipeline.frames import hide_tool_frames
 from jaxinspect.pipeline.usercode import user_code
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
-from jaxinspect.reports.failures import CaseFailure, case_failure
-
-
-@dataclass(frozen=True, slots=True)
-class CaseOutcome:
-    """What one case cost the jitted function.
-
-    Attributes:
-        compiled: Whether XLA compiled (a backend-compile event fired) for this case.
-        traces, lowerings, compiles: Events counted while this case went through jit.
-        compile_s: Seconds of XLA compilation JAX reported for this case (0.0 on a hit).
-        wall_s: Seconds of trace + lower + compile calls, hits included.
-        shares_with: The earlier case whose executable this case got back, if any.
-        nearest: The earlier case whose key differs least (``None`` for the first case).
-        changes: What differs from ``nearest``'s key.
-    """
-
-    name: str
-    source: str
-    key: CacheKey
-    compiled: bool
-    traces: int
-    lowerings: int
-    compiles: int
-    compile_s: float
-    wall_s: float
-    shares_with: str | None
-    nearest: str | None
-    changes: tuple[KeyChange, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class FailedCase:
-    """A case that could not go through the jitted function: the error it raised."""
-
-    name: str
-    source: str
-    error: CaseFailure
-
+from jaxinspect.reports.failures import case_failure
+from jaxinspect.reports.recompile import CaseOutcome, FailedCase, SweepReport
 
 #: A case with its call plan, or the failure that stopped it before jit.
 _Bound = tuple[str, Spec, CallPlan | FailedCase]
-
-
-@dataclass(frozen=True, slots=True)
-class SweepReport:
-    """The recompilation sweep of one target: every case, in spec order."""
-
-    target: str
-    composition: str
-    backend: str
-    jax_version: str
-    jaxlib_version: str
-    x64: bool
-    cases: tuple[CaseOutcome | FailedCase, ...]
-    max_compiles: int | None = None
-    schema_version: int = field(default=1)
-
-    @property
-    def total_compiles(self) -> int:
-        """XLA compilations the whole sweep caused."""
-        return sum(c.compiles for c in self.cases if isinstance(c, CaseOutcome))
-
-    @property
-    def failures(self) -> tuple[FailedCase, ...]:
-        """The cases that failed, in spec order."""
-        return tuple(c for c in self.cases if isinstance(c, FailedCase))
-
-    @property
-    def exceeded(self) -> bool:
-        """Whether the sweep compiled more often than ``--max-compiles`` allows."""
-        return self.max_compiles is not None and self.total_compiles > self.max_compiles
 
 
 class _EventCounter:

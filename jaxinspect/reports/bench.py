@@ -1,13 +1,10 @@
-"""Immutable results of ``jaxinspect bench`` and the one JSON shape they serialize to."""
+"""Immutable results of ``jaxinspect bench`` (its JSON: ``renderers/bench/jsondoc.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from jaxinspect.reports.failures import CaseFailure
-
-#: Version of the bench JSON document; bump on any incompatible change of paths or meanings.
-BENCH_SCHEMA_VERSION = 1
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
 #: wall clock from the parent's spawn to the child's first line; the others with perf_counter.
@@ -205,7 +202,6 @@ class BenchReport:
     notes: tuple[str, ...]
     #: (JSON path, reason) for every value that is null.
     unavailable: tuple[tuple[str, str], ...] = ()
-    schema_version: int = BENCH_SCHEMA_VERSION
 
     @property
     def outcomes(self) -> tuple[SpecOutcome, ...]:

@@ -42,13 +42,3 @@ def case_failure(exc: JaxInspectError) -> CaseFailure:
 def worst_exit_code(codes: Iterable[int]) -> ExitCode:
     """The highest of ``codes`` (0 when there are none): a sweep exits with its worst case."""
     return ExitCode(max(codes, default=ExitCode.OK))
-
-
-def failure_to_dict(failure: CaseFailure) -> dict[str, object]:
-    """The ``error`` object of a failed case in JSON (same shape in every sweep schema)."""
-    return {
-        "message": failure.message,
-        "exit_code": int(failure.exit_code),
-        "stage": failure.stage,
-        "hint": failure.hint,
-    }

@@ -1,14 +1,8 @@
-"""Immutable report objects: everything a run found, and the one JSON shape they serialize to."""
+"""Immutable objects: everything one ``stages`` run found (its JSON: ``renderers/stages/``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-from jaxinspect.reports.sections import IR_STAGES
-
-#: Version of the JSON document; bump on any incompatible change of paths or meanings.
-SCHEMA_VERSION = 1
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +130,6 @@ class InspectionReport:
     timings: Timings
     #: (JSON path, reason) for every value that is null.
     unavailable: tuple[tuple[str, str], ...] = ()
-    schema_version: int = field(default=SCHEMA_VERSION)
     #: What was compiled, as Python: ``jit(vmap(grad(loss_fn, argnums=0), in_axes=(None, 0)))``.
     composition: str | None = None
 
@@ -147,111 +140,3 @@ class InspectionReport:
     def reason(self, path: str) -> str | None:
         """Why the value at JSON ``path`` is null, if it is."""
         return dict(self.unavailable).get(path)
-
-
-def report_to_dict(report: InspectionReport) -> dict[str, Any]:
-    """The report as the JSON document described by ``schemas/stages.schema.json``."""
-    stages: dict[str, Any] = {}
-    for name in IR_STAGES:
-        stage = report.stage(name)
-        stages[name] = (
-            None
-            if stage is None
-            else {
-                "text": stage.text,
-                "line_count": stage.line_count,
-                "op_counts": dict(stage.op_counts),
-            }
-        )
-    return {
-        "schema_version": report.schema_version,
-        "target": report.target,
-        "function": report.function_name,
-        "composition": report.composition,
-        "backend": report.backend,
-        "devices": list(report.devices),
-        "jax_version": report.jax_version,
-        "jaxlib_version": report.jaxlib_version,
-        "x64": report.x64,
-        "args": [_arg_to_dict(a) for a in report.args],
-        "stages": stages,
-        "cost": _cost_to_dict(report.cost),
-        "memory": _memory_to_dict(report.memory),
-        "timings": _timings_to_dict(report.timings),
-        "unavailable": dict(report.unavailable),
-    }
-
-
-def _arg_to_dict(arg: ArgInfo) -> dict[str, Any]:
-    out: dict[str, Any] = {"path": arg.path, "kind": arg.kind}
-    if arg.kind == "static":
-        out["value"] = arg.value
-    else:
-        out.update(dtype=arg.dtype, shape=list(arg.shape or ()), weak_type=arg.weak_type)
-    return out
-
-
-def _cost_to_dict(cost: CostSummary | None) -> dict[str, Any] | None:
-    if cost is None:
-        return None
-    return {
-        "flops": cost.flops,
-        "transcendentals": cost.transcendentals,
-        "bytes_accessed": cost.bytes_accessed,
-        "arithmetic_intensity": cost.arithmetic_intensity,
-        "xla_raw": dict(cost.raw),
-        "loop_aware": None if cost.loop_aware is None else _loop_aware_to_dict(cost.loop_aware),
-    }
-
-
-def _loop_aware_to_dict(cost: LoopAwareCost) -> dict[str, Any]:
-    return {
-        "flops": cost.flops,
-        "transcendentals": cost.transcendentals,
-        "bytes_accessed": cost.bytes_accessed,
-        "lower_bound": cost.lower_bound,
-        "not_counted": list(cost.not_counted),
-    }
-
-
-def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
-    if memory is None:
-        return None
-    return {
-        "argument_bytes": memory.argument_bytes,
-        "output_bytes": memory.output_bytes,
-        "temp_bytes": memory.temp_bytes,
-        "alias_bytes": memory.alias_bytes,
-        "generated_code_bytes": memory.generated_code_bytes,
-        "peak_bytes": memory.peak_bytes,
-        "derived_peak_bytes": memory.derived_peak_bytes,
-        "host_argument_bytes": memory.host_argument_bytes,
-        "host_output_bytes": memory.host_output_bytes,
-        "host_temp_bytes": memory.host_temp_bytes,
-        "host_alias_bytes": memory.host_alias_bytes,
-        "host_generated_code_bytes": memory.host_generated_code_bytes,
-        "donated": list(memory.donated),
-        "input_output_aliases": [
-            {"output": a.output, "parameter": a.parameter, "argument": a.argument, "kind": a.kind}
-            for a in memory.aliases
-        ],
-    }
-
-
-def _timings_to_dict(t: Timings) -> dict[str, Any]:
-    cached = t.cached_call
-    return {
-        "trace_s": t.trace_s,
-        "lower_s": t.lower_s,
-        "compile_s": t.compile_s,
-        "first_call_s": t.first_call_s,
-        "cached_call_s": None if cached is None else cached.median_s,
-        "cached_call": None
-        if cached is None
-        else {
-            "median_s": cached.median_s,
-            "min_s": cached.min_s,
-            "max_s": cached.max_s,
-            "runs": cached.runs,
-        },
-    }

@@ -21,7 +21,7 @@ METRICS = (*COST_KEYS, *MEMORY_KEYS, "fusions", "collectives")
 _METRIC_RULE = re.compile(r"^([a-z_]+)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)$")
 
 if TYPE_CHECKING:
-    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.reports.snapshot_diff import SnapshotDiff
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,9 +57,9 @@ def check(
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
         if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.snapshot.jsondoc import check_to_dict, render_json
+            from jaxinspect.renderers.snapshot.jsondoc import render_check_json
 
-            sys.stdout.write(render_json(check_to_dict(report)))
+            sys.stdout.write(render_check_json(report))
         elif output_format is OutputFormat.MARKDOWN:
             from jaxinspect.renderers.snapshot.markdown import render_check_markdown
 

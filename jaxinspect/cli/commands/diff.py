@@ -23,7 +23,7 @@ from jaxinspect.errors import ExitCode
 if TYPE_CHECKING:
     import typer
 
-    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.reports.snapshot_diff import SnapshotDiff
 
 #: The ``--format`` values of ``diff`` and ``check``.
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -164,9 +164,9 @@ def _print_diff(
     result: "SnapshotDiff", verdict: Any, output_format: OutputFormat, text: bool, color: ColorMode
 ) -> None:
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.snapshot.jsondoc import diff_to_dict, render_json
+        from jaxinspect.renderers.snapshot.jsondoc import render_diff_json
 
-        sys.stdout.write(render_json(diff_to_dict(result, verdict)))
+        sys.stdout.write(render_diff_json(result, verdict))
         return
     if output_format is OutputFormat.MARKDOWN:
         from jaxinspect.renderers.snapshot.markdown import render_diff_markdown

@@ -49,7 +49,8 @@ def recompile(
         from jaxinspect.inputs.target import load_target
         from jaxinspect.inputs.transforms import parse_transforms
         from jaxinspect.recompile.sweep import run_sweep
-        from jaxinspect.renderers.recompile.console import render_sweep_console, render_sweep_json
+        from jaxinspect.renderers.recompile.console import render_sweep_console
+        from jaxinspect.renderers.recompile.jsondoc import render_sweep_json
 
         transforms = parse_transforms(transform)
         spec_file = load_spec_cases(shapes)

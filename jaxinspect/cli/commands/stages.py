@@ -139,7 +139,8 @@ def _show_case_comparison(
 
     from jaxinspect.cli.sweep_exit import exit_for_failed_cases
     from jaxinspect.pipeline.cases import compare_cases
-    from jaxinspect.renderers.cases.console import render_cases_console, render_cases_json
+    from jaxinspect.renderers.cases.console import render_cases_console
+    from jaxinspect.renderers.cases.jsondoc import render_cases_json
     from jaxinspect.renderers.stdout import stdout_console
 
     with Console(stderr=True).status(f"inspecting {target} for {len(cases)} cases …"):

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.pipeline.cases import CaseComparison, CaseReport, comparison_to_dict
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+from jaxinspect.reports.cases import CaseComparison, CaseReport
 
 _NA = "n/a"
-
-
-def render_cases_json(comparison: CaseComparison) -> str:
-    """Indented JSON with sorted keys (schema: ``schemas/cases.schema.json``)."""
-    return json.dumps(comparison_to_dict(comparison), indent=2, sort_keys=True) + "\n"
 
 
 def render_cases_console(comparison: CaseComparison) -> RenderableType:

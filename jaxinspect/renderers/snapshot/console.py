@@ -11,8 +11,8 @@ from rich.text import Text
 from jaxinspect.renderers.snapshot.text import format_delta, format_metric, toolchain_line
 
 if TYPE_CHECKING:
-    from jaxinspect.snapshot.check import CheckReport, TargetResult
-    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
+    from jaxinspect.reports.snapshot_diff import SnapshotDiff
     from jaxinspect.snapshot.thresholds import Verdict
 
 _STATUS_STYLE = {

@@ -1,24 +1,41 @@
-"""JSON documents of snapshot diffs and ``check`` reports (see ``schemas/``)."""
+"""The ``diff`` and ``check`` reports as JSON (schemas: ``snapshot-diff``, ``snapshot-check``).
+
+One module for both: a check document holds a diff document per changed target.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from jaxinspect.renderers.jsondoc import json_text
+
 if TYPE_CHECKING:
-    from jaxinspect.snapshot.check import CheckReport, TargetResult
-    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
+    from jaxinspect.reports.snapshot_diff import SnapshotDiff
     from jaxinspect.snapshot.thresholds import Verdict
 
+#: The schemas these documents follow, and their versions: bump a schema and its version
+#: together on any incompatible change of paths or meanings (a test checks that they agree).
+DIFF_SCHEMA = "snapshot-diff.schema.json"
+DIFF_SCHEMA_VERSION = 1
+CHECK_SCHEMA = "snapshot-check.schema.json"
+CHECK_SCHEMA_VERSION = 1
 
-#: Version of the diff and check JSON documents.
-SCHEMA_VERSION = 1
+
+def render_diff_json(diff: SnapshotDiff, verdict: Verdict | None) -> str:
+    """Indented JSON with sorted keys."""
+    return json_text(diff_to_dict(diff, verdict))
+
+
+def render_check_json(report: CheckReport) -> str:
+    """Indented JSON with sorted keys."""
+    return json_text(check_to_dict(report))
 
 
 def diff_to_dict(diff: SnapshotDiff, verdict: Verdict | None) -> dict[str, Any]:
     """A diff as ``schemas/snapshot-diff.schema.json`` describes it."""
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": DIFF_SCHEMA_VERSION,
         "a": diff.a_label,
         "b": diff.b_label,
         "identical": diff.identical,
@@ -65,7 +82,7 @@ def diff_to_dict(diff: SnapshotDiff, verdict: Verdict | None) -> dict[str, Any]:
 def check_to_dict(report: CheckReport) -> dict[str, Any]:
     """A check report as ``schemas/snapshot-check.schema.json`` describes it."""
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": CHECK_SCHEMA_VERSION,
         "manifest": report.manifest,
         "snapshot_dir": report.snapshot_dir,
         "update": report.update,
@@ -73,11 +90,6 @@ def check_to_dict(report: CheckReport) -> dict[str, Any]:
         "counts": report.counts(),
         "targets": [_result(r) for r in report.results],
     }
-
-
-def render_json(document: dict[str, Any]) -> str:
-    """Sorted, indented JSON with a trailing newline."""
-    return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
 def _result(r: TargetResult) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from jaxinspect.renderers.snapshot.text import (
 )
 
 if TYPE_CHECKING:
-    from jaxinspect.snapshot.check import CheckReport
-    from jaxinspect.snapshot.compare import SnapshotDiff
+    from jaxinspect.reports.snapshot_check import CheckReport
+    from jaxinspect.reports.snapshot_diff import SnapshotDiff
     from jaxinspect.snapshot.thresholds import Verdict
 
 #: Diff lines shown per stage before the rest is cut (PR comments have a size limit).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from jaxinspect.renderers.units import format_bytes, format_count
 
 if TYPE_CHECKING:
-    from jaxinspect.snapshot.compare import MetricChange, SnapshotDiff, TextChange
+    from jaxinspect.reports.snapshot_diff import MetricChange, SnapshotDiff, TextChange
 
 _BYTES = ("bytes_accessed", "argument_bytes", "output_bytes", "temp_bytes", "alias_bytes")
 _BYTE_METRICS = (*_BYTES, "peak_bytes", "generated_code_bytes")

@@ -1,0 +1,32 @@
+"""What every JSON report shares: its encoding, and the error object of a failed case.
+
+Each report's own serializer is ``renderers/<report>/jsondoc.py``, beside the report's schema
+version; the schemas are ``jaxinspect/schemas/<name>.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxinspect.reports.failures import CaseFailure
+
+#: The folder of the JSON schemas that every ``--format json`` document follows.
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+
+def json_text(document: dict[str, Any]) -> str:
+    """Indented JSON with sorted keys and a final newline, so two runs diff cleanly."""
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def failure_to_dict(failure: CaseFailure) -> dict[str, object]:
+    """The ``error`` object of a failed case (same shape in every sweep schema)."""
+    return {
+        "message": failure.message,
+        "exit_code": int(failure.exit_code),
+        "stage": failure.stage,
+        "hint": failure.hint,
+    }
