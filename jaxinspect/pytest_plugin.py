@@ -122,8 +122,17 @@ class SnapshotAssertion:
         from jaxinspect.snapshot.compare import diff_snapshots
         from jaxinspect.snapshot.store import read_snapshot, write_snapshot
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+        from jaxinspect.snapshot.validate import CorruptSnapshotError
 
-        diff = diff_snapshots(read_snapshot(folder), taken, "stored", "new")
+        try:
+            stored = read_snapshot(folder)
+        except CorruptSnapshotError as exc:
+            # As `check --update`: a damaged stored snapshot is replaced, never compared.
+            if self._update:
+                write_snapshot(folder, taken)
+                return
+            pytest.fail(f"{exc.message}; run pytest {_UPDATE_FLAG} to rewrite it", False)
+        diff = diff_snapshots(stored, taken, "stored", "new")
         if diff.identical and not (self._update and diff.toolchain):
             return
         if self._update:

@@ -94,3 +94,28 @@ def test_long_names_end_with_a_hash_of_the_whole_id() -> None:
     one, two = (snapshot_folder_name("test_x[" + "a" * 300 + tail + "]", "") for tail in "bc")
     assert one != two and len(one) == len(two) == 200
     assert one[183] == "~" and "~" not in snapshot_folder_name("test_x[a~b]", "")
+
+
+DAMAGED = """
+import jax.numpy as jnp
+
+
+def test_sin(jaxinspect_snapshot):
+    jaxinspect_snapshot(jnp.sin, {"args": {"x": "f32[4]"}})
+"""
+
+
+def test_a_damaged_stored_snapshot_fails_clearly_and_update_rewrites_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_model=DAMAGED)
+    pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
+    summary = pytester.path / "__snapshots__" / "test_model" / "test_sin" / "summary.json"
+    good = summary.read_text()
+    summary.write_text(good.replace('"flops": ', '"flops": "x", "was": ', 1))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*summary.json*--jaxinspect-update to rewrite it*"])
+    pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
+    assert summary.read_text() == good
+    pytester.runpytest().assert_outcomes(passed=1)
