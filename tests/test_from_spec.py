@@ -364,3 +364,45 @@ def test_a_check_manifest_snapshots_a_target_whose_spec_uses_from(run_cli, proje
     assert summary["memory"]["argument_bytes"] == 4 * (16 + 4 + 12)
     again = run_cli("check")
     assert again.exit_code == 0, again.stdout + again.stderr
+
+
+GRAD_PROGRAM = """
+import jax
+import jax.numpy as jnp
+import equinox as eqx
+
+
+def make():
+    return eqx.nn.MLP(4, 1, 8, 2, key=jax.random.PRNGKey(0))
+
+
+def loss(model, x):
+    return jnp.sum(jax.vmap(model)(x) ** 2)
+"""
+
+
+def test_transforms_see_only_the_arrays_of_a_from_argument(run_cli, tmp_path):
+    """``--transform grad`` over an Equinox module (its activation a function) from ``from:``."""
+    eqx = pytest.importorskip("equinox")
+    import jax.numpy as jnp
+
+    (tmp_path / "eq.py").write_text(GRAD_PROGRAM)
+    spec = tmp_path / "eq.yaml"
+    spec.write_text("args:\n  model: {from: eq.py:make}\n  x: f32[16,4]\n")
+    result = run_cli(
+        "stages", f"{tmp_path}/eq.py:loss", "-s", spec, "-t", "grad", "--format", "json"
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["composition"] == "jit(grad(loss, argnums=0))"
+
+    model = eqx.nn.MLP(4, 1, 8, 2, key=jax.random.PRNGKey(0))
+    arrays, static = eqx.partition(model, eqx.is_array)
+
+    def loss(arrays, x):
+        return jnp.sum(jax.vmap(eqx.combine(arrays, static))(x) ** 2)
+
+    abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), arrays)
+    x = jax.ShapeDtypeStruct((16, 4), jnp.float32)
+    plain = jax.jit(jax.grad(loss)).lower(abstract, x).compile().cost_analysis()
+    assert report["cost"]["flops"] == plain["flops"]

@@ -67,8 +67,25 @@ def bind_target(
     return BoundTarget(adapt_function(function, [plan]), plan)
 
 
+#: Marks a function that opens ``Filtered`` arguments itself (inside its transforms).
+_OPENS_FILTERED = "__jaxinspect_opens_filtered__"
+
+
+def opens_filtered(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, marked as opening ``Filtered`` arguments itself, so jit gets it as is."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    setattr(call, _OPENS_FILTERED, True)
+    return call
+
+
 def adapt_function(function: Callable[..., Any], plans: list[Any]) -> Callable[..., Any]:
     """What to jit for calls bound as ``plans`` (one function for every case of a sweep)."""
+    if getattr(function, _OPENS_FILTERED, False):
+        return function
     if _has_array_leaves(function):
         return filtered_call(method_call(function))
     nodes = [a.node for p in plans if isinstance(p, CallPlan) for a in p.args if a.node is not None]

@@ -9,6 +9,7 @@ from typing import Any
 import jax
 
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.adapt import filtered_call, opens_filtered
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.inputs.transforms import NAMED_POLICIES, Transform, describe_composition
 from jaxinspect.suggest import did_you_mean
@@ -28,10 +29,16 @@ def apply_transforms(function: Fn, transforms: tuple[Transform, ...]) -> Fn:
 
 
 def transform_target(loaded: LoadedTarget, transforms: tuple[Transform, ...]) -> LoadedTarget:
-    """The target with its function replaced by the transformed one (same reference)."""
+    """The target with its function replaced by the transformed one (same reference).
+
+    Arguments built by ``from:`` factories arrive as ``Filtered`` pytrees (arrays as leaves,
+    the rest static); they are opened inside the transforms, so that ``grad`` or ``vmap`` see
+    only arrays and never an Equinox module's activation function.
+    """
     if not transforms:
         return loaded
-    return dataclasses.replace(loaded, function=apply_transforms(loaded.function, transforms))
+    inner = filtered_call(loaded.function)
+    return dataclasses.replace(loaded, function=opens_filtered(apply_transforms(inner, transforms)))
 
 
 def composition(loaded: LoadedTarget, transforms: tuple[Transform, ...]) -> str:
