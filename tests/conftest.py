@@ -43,3 +43,27 @@ def run_cli() -> Callable[..., Result]:
 def sample(name: str) -> str:
     """Path of a file in sample_programs/, as a string for CLI arguments."""
     return str(SAMPLES / name)
+
+
+#: A program of two targets and the ``jaxinspect.yaml`` manifest that snapshots both, for the
+#: ``check`` and snapshot-store tests.
+CHECK_PROGRAM = """
+import jax.numpy as jnp
+
+
+def double(x):
+    return x * 2.0
+
+
+def shifted(x):
+    return x + 1.0
+"""
+CHECK_MANIFEST = """
+snapshot_dir: snaps
+targets:
+  - target: prog.py:double
+    args: ["x=f32[4]"]
+  - target: prog.py:shifted
+    name: shift
+    args: ["x=f32[4]"]
+"""

@@ -13,6 +13,7 @@ import jax  # noqa: F401  (pytester's in-process runs unload what they import; j
 import jsonschema
 import pytest
 
+from conftest import CHECK_MANIFEST, CHECK_PROGRAM
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.manifest import find_manifest, load_manifest
 from jaxinspect.snapshot.model import SNAPSHOT_FILES
@@ -27,32 +28,12 @@ from jaxinspect.snapshot.store import (
 pytest_plugins = ["pytester"]
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "jaxinspect" / "schemas"
-PROGRAM = """
-import jax.numpy as jnp
-
-
-def double(x):
-    return x * 2.0
-
-
-def shifted(x):
-    return x + 1.0
-"""
-YAML = """
-snapshot_dir: snaps
-targets:
-  - target: prog.py:double
-    args: ["x=f32[4]"]
-  - target: prog.py:shifted
-    name: shift
-    args: ["x=f32[4]"]
-"""
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
-    (tmp_path / "jaxinspect.yaml").write_text(YAML)
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM))
+    (tmp_path / "jaxinspect.yaml").write_text(CHECK_MANIFEST)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -73,7 +54,7 @@ def test_check_lifecycle(
     clean = run_cli("check")
     assert clean.exit_code == 0 and "2 unchanged" in clean.stdout
 
-    (project / "prog.py").write_text(textwrap.dedent(PROGRAM).replace("x * 2.0", "x * 3.0"))
+    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("x * 2.0", "x * 3.0"))
     for name, module in list(sys.modules.items()):  # as in a fresh process: import the edit
         if getattr(module, "__file__", None) == str((project / "prog.py").resolve()):
             monkeypatch.delitem(sys.modules, name)
@@ -181,7 +162,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from jaxinspect.snapshot.capture import capture_snapshot
 
     root = tmp_path_factory.mktemp("store")
-    (root / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    (root / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM))
     for name in ("double", "shifted"):
         spec = parse_arg_options(["x=f32[4]"])
         write_snapshot(root / name, capture_snapshot(load_target(f"{root}/prog.py:{name}"), spec))

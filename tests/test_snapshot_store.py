@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conftest import CHECK_MANIFEST, CHECK_PROGRAM
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.model import SNAPSHOT_FILES
 from jaxinspect.snapshot.store import (
@@ -28,26 +29,6 @@ from jaxinspect.snapshot.store import (
     write_snapshot,
 )
 
-PROGRAM = """
-import jax.numpy as jnp
-
-
-def double(x):
-    return x * 2.0
-
-
-def shifted(x):
-    return x + 1.0
-"""
-YAML = """
-snapshot_dir: snaps
-targets:
-  - target: prog.py:double
-    args: ["x=f32[4]"]
-  - target: prog.py:shifted
-    name: shift
-    args: ["x=f32[4]"]
-"""
 NAMES = ("prog_double", "shift")
 
 
@@ -59,7 +40,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from jaxinspect.snapshot.capture import capture_snapshot
 
     root = tmp_path_factory.mktemp("store")
-    (root / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    (root / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM))
     for name in ("double", "shifted"):
         spec = parse_arg_options(["x=f32[4]"])
         write_snapshot(root / name, capture_snapshot(load_target(f"{root}/prog.py:{name}"), spec))
@@ -69,8 +50,8 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def project(stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A manifest project whose stored snapshots match its program (``check`` passes)."""
-    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
-    (tmp_path / "jaxinspect.yaml").write_text(YAML)
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM))
+    (tmp_path / "jaxinspect.yaml").write_text(CHECK_MANIFEST)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "prog", raising=False)  # import this project's prog.py
     return tmp_path
@@ -304,7 +285,7 @@ def test_a_held_lock_is_a_clear_exit_2(
     from jaxinspect.snapshot.lock import folder_lock
 
     _update(run_cli, project)
-    (project / "prog.py").write_text(textwrap.dedent(PROGRAM).replace("2.0", "3.0"))
+    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
     monkeypatch.delitem(sys.modules, "prog", raising=False)
     monkeypatch.setenv("JAXINSPECT_LOCK_TIMEOUT", "0.2")
     before = _files(project / "snaps" / "prog_double")
@@ -429,7 +410,7 @@ def test_a_newer_format_is_refused_naming_the_version(
 
 def test_snapshot_out_an_existing_file(run_cli: Callable[..., Any], tmp_path: Path) -> None:
     """Issue #11 item 6: ``snapshot --out FILE`` was exit 4 with a traceback."""
-    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM))
     taken = tmp_path / "taken.txt"
     taken.write_text("mine")
     result = run_cli("snapshot", f"{tmp_path}/prog.py:double", "--arg", "x=f32[4]", "--out", taken)
@@ -455,7 +436,7 @@ def test_a_full_disk_is_exit_2_and_leaves_the_old_snapshot(stored: Path, tmp_pat
     dest = tmp_path / "snap"
     shutil.copytree(stored / "shifted", dest)
     _kill_after_commit(stored / "double", dest, moved=1)  # an interrupted write, too
-    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM).replace("2.0", "5.0"))
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "5.0"))
     result = subprocess.run(
         [sys.executable, "-c", _FULL_DISK, "snapshot", f"{tmp_path}/prog.py:double"]
         + ["--arg", "x=f32[4]", "--out", str(dest)],
@@ -503,7 +484,7 @@ def test_a_read_only_disk_is_exit_2(
     _update(run_cli, project)
     folder = project / "snaps" / "prog_double"
     _kill_after_commit(_snapshot_files(folder), folder, moved=0)
-    (project / "prog.py").write_text(textwrap.dedent(PROGRAM).replace("2.0", "3.0"))
+    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
     before = _files(folder)
     request.getfixturevalue("read_only_disk")
     result = run_cli("check", "--update")
