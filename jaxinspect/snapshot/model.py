@@ -190,7 +190,12 @@ def provenance_from_dict(data: dict[str, Any]) -> Provenance:
 
 
 def dump_json(data: dict[str, Any]) -> str:
-    """The one byte-stable JSON encoding of snapshot files: sorted keys, 2-space indent."""
+    """The one byte-stable JSON encoding of snapshot files: sorted keys, 2-space indent.
+
+    Kept apart from ``renderers/jsondoc.py``: these are stored files (versioned by
+    ``FORMAT_VERSION``, read back by ``store.py``), not a report, and must not change when
+    report output does.
+    """
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
