@@ -59,11 +59,11 @@ def render(report: InspectionReport, **kwargs) -> str:
 
 
 def test_long_ir_is_shortened_and_says_how_to_see_it_whole():
-    out = render(make_report())
+    out = render(make_report(), rerun="--shapes 'my spec.yaml'")
     assert "line 39" in out and "line 40" not in out
     assert (
-        "… showing 40 of 100 lines. Pass --full, or run `jaxinspect hlo m.py:f --shapes SPEC`"
-        in out
+        "… showing 40 of 100 lines. Pass --full, or run `jaxinspect hlo m.py:f --shapes 'my "
+        "spec.yaml'`" in out
     )
     full = render(make_report(), max_lines=None)
     assert "line 99" in full and "showing" not in full

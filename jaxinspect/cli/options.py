@@ -109,3 +109,27 @@ def load_cli_cases(
     if arg:
         return ((SINGLE_CASE, parse_arg_options(arg)),)
     return ((SINGLE_CASE, Spec(source="(no --shapes)", args=())),)
+
+
+def rerun_inputs(
+    shapes: str | None,
+    arg: list[str] | None,
+    case: str | None = None,
+    transform: list[str] | None = None,
+    backend: str | None = None,
+) -> str:
+    """The options that name these inputs again, quoted for a shell (for hints)."""
+    import shlex
+
+    words: list[str] = []
+    if shapes is not None:
+        words += ["--shapes", shapes]
+    for text in arg or []:
+        words += ["--arg", text]
+    if case is not None:
+        words += ["--case", case]
+    for text in transform or []:
+        words += ["--transform", text]
+    if backend is not None:
+        words += ["--backend", backend]
+    return shlex.join(words)

@@ -20,6 +20,7 @@ from jaxinspect.cli.options import (
     errors_to_exit_codes,
     format_option,
     load_cli_cases,
+    rerun_inputs,
 )
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
@@ -61,6 +62,13 @@ def stages(
     seed: SeedOpt = 0,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
+    metadata: Annotated[
+        bool,
+        typer.Option(
+            "--metadata",
+            help="Keep the HLO's source-location tables and metadata= attributes in table mode.",
+        ),
+    ] = False,
     transform: TransformOpt = None,
     case: CaseOpt = None,
     timeout: TimeoutOpt = None,
@@ -98,8 +106,15 @@ def stages(
             from jaxinspect.renderers.stages.console import render_console
             from jaxinspect.renderers.stdout import stdout_console
 
+            rerun = rerun_inputs(shapes, arg, case, transform, backend)
             stdout_console().print(
-                render_console(report, sections=sections, max_lines=None if full else 40)
+                render_console(
+                    report,
+                    sections=sections,
+                    max_lines=None if full else 40,
+                    metadata=metadata,
+                    rerun=rerun,
+                )
             )
 
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from jaxinspect.renderers.cost.tables import (
-    ByWidth,
     caption_rest,
     cost_table,
     data_movement_table,
@@ -20,6 +20,7 @@ from jaxinspect.renderers.cost.tables import (
     roofline_table,
     source_label,
 )
+from jaxinspect.renderers.fit import Col
 from jaxinspect.renderers.units import format_bytes, format_count
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def render_cost(
     if report.program.loops:
         parts.append(_loops_table(report))
     if by == "op":
-        parts.append(ByWidth(lambda width: _ops_table(report, top, width)))
+        parts.append(_ops_table(report, top))
     else:
         groups = {"line": report.by_line, "function": report.by_function}.get(by, report.by_scope)
         parts.append(_group_table(report, by, groups, top))
@@ -87,11 +88,15 @@ def _short_path(path: str) -> str:
 
 
 def _totals_table(report: CostReport) -> RenderableType:
-    table = cost_table("cost totals")
-    table.add_column("metric")
-    table.add_column("XLA cost_analysis()", justify="right")
-    table.add_column("loop-aware (jaxinspect)", justify="right")
-    table.add_column("per-op sum, loops once", justify="right")
+    table = cost_table(
+        "cost totals",
+        [
+            Col("metric"),
+            Col("XLA cost_analysis()", justify="right"),
+            Col("loop-aware (jaxinspect)", justify="right"),
+            Col("per-op sum, loops once", justify="right"),
+        ],
+    )
     xla, aware, once = report.xla, report.program.loop_aware, report.program.counted_once
     rows = [
         ("flops", None if xla is None else xla.flops, aware.flops, once.flops, format_count),
@@ -122,16 +127,22 @@ def _totals_table(report: CostReport) -> RenderableType:
     if report.program.lower_bound:
         notes.append("LOWER BOUND: some work is not counted (see below).")
     table.caption = " ".join(notes)
-    table.caption_justify = "left"
     return table
 
 
 def _flags_table(report: CostReport, top: int | None, names: int | None) -> RenderableType:
     lower = report.program.lower_bound
-    table = cost_table("not counted / lower bound" if lower else "flagged")
-    table.title_style = "bold red" if lower else "bold yellow"
-    for column in ("kind", "why", "count", "instructions"):
-        table.add_column(column, overflow="fold", justify="right" if column == "count" else "left")
+    title = "not counted / lower bound" if lower else "flagged"
+    table = cost_table(
+        title,
+        [
+            Col("kind"),
+            Col("why", kind="prose"),
+            Col("count", justify="right"),
+            Col("instructions", kind="prose", drop=1),
+        ],
+    )
+    table.title = Text(title, style="bold red" if lower else "bold yellow")
     for group in report.flag_groups[:top]:
         table.add_row(
             group.kind, group.reason, f"{group.count:,}", first_names(group.instructions, names)
@@ -141,11 +152,16 @@ def _flags_table(report: CostReport, top: int | None, names: int | None) -> Rend
 
 
 def _loops_table(report: CostReport) -> RenderableType:
-    table = cost_table("while loops")
-    for column in ("loop", "trip count", "loop runs", "body", "source"):
-        table.add_column(
-            column, justify="right" if "runs" in column or "trip" in column else "left"
-        )
+    table = cost_table(
+        "while loops",
+        [
+            Col("loop"),
+            Col("trip count", kind="prose", justify="right"),
+            Col("loop runs", justify="right"),
+            Col("body", drop=2),
+            Col("source", kind="prose", drop=1),
+        ],
+    )
     for loop in report.program.loops:
         trips = "unknown (counted once)" if loop.trip_count is None else f"{loop.trip_count:,}"
         where = "" if loop.source is None else f"{loop.source.label} ({loop.source.function})"
@@ -153,27 +169,31 @@ def _loops_table(report: CostReport) -> RenderableType:
     return table
 
 
-def _ops_table(report: CostReport, top: int | None, width: int) -> RenderableType:
+def _ops_table(report: CostReport, top: int | None) -> RenderableType:
     roof = report.profile is not None
-    # Numbers stay whole and names fold where the columns fit (about 100 wide); on a
-    # narrower console, or with the roofline columns, everything folds as it must.
-    whole_numbers = width >= 100 and not roof
     rows = report.costly_ops
     shown = rows[:top]
     # Most programs have none: the column would only take width from the source lines.
     transc = any(op.total is not None and op.total.transcendentals for op in shown)
-    table = cost_table(f"ops by {report.sort} (loop-aware)")
-    columns = ["op", "kind", "shape", "runs", "flops", "%", "bytes"]
-    columns += ["transc."] if transc else []
-    for column in columns + ["source"] + (["flop/B", "bound", "time ≥"] if roof else []):
-        table.add_column(
-            column,
-            justify="right" if column in _NUMERIC else "left",
-            no_wrap=whole_numbers and column in _NUMERIC,
-            min_width=_MIN_WIDTHS.get(column) if whole_numbers else None,
-            max_width=20 if column == "shape" else None,
-            overflow="ellipsis" if column == "shape" else "fold",
-        )
+    # At 80 columns the op, its FLOPs, share, shape and source line stay; the sort key too.
+    columns = [
+        Col("op"),
+        Col("kind", drop=5),
+        Col("shape", drop=2),
+        Col("runs", justify="right", drop=6),
+        Col("flops", justify="right"),
+        Col("%", justify="right"),
+        Col("bytes", justify="right", drop=0 if report.sort == "bytes" else 3),
+    ]
+    columns += [Col("transc.", justify="right", drop=7)] if transc else []
+    columns += [Col("source", kind="prose", drop=1)]
+    if roof:
+        columns += [
+            Col("flop/B", justify="right", drop=8),
+            Col("bound", drop=4),
+            Col("time ≥", justify="right", drop=4),
+        ]
+    table = cost_table(f"ops by {report.sort} (loop-aware)", columns)
     whole = report.program.loop_aware.flops
     points = dict(zip(report.program.ops, report.op_roofline, strict=True))
     for op in shown:
@@ -202,11 +222,6 @@ def _short(function: str) -> str:
     return function.rsplit(".", 1)[-1] if "<locals>" in function else function
 
 
-#: Columns rich would otherwise squeeze to nothing on a narrow terminal.
-_MIN_WIDTHS = {"op": 12, "kind": 6, "shape": 8, "source": 12}
-_NUMERIC = frozenset({"runs", "flops", "%", "bytes", "transc.", "ops"})
-
-
 def _roofline_cells(point: RooflinePoint | None) -> list[str]:
     if point is None:
         return ["", "", ""]
@@ -218,9 +233,18 @@ def _roofline_cells(point: RooflinePoint | None) -> list[str]:
 def _group_table(
     report: CostReport, by: str, groups: tuple[CostGroup, ...], top: int | None
 ) -> RenderableType:
-    table = cost_table(f"cost by {by} (loop-aware)")
-    for column in (by, "ops", "flops", "%", "bytes", "transc.", "opcodes"):
-        table.add_column(column, justify="right" if column in _NUMERIC else "left", overflow="fold")
+    table = cost_table(
+        f"cost by {by} (loop-aware)",
+        [
+            Col(by, kind="prose"),
+            Col("ops", justify="right", drop=3),
+            Col("flops", justify="right"),
+            Col("%", justify="right"),
+            Col("bytes", justify="right", drop=2),
+            Col("transc.", justify="right", drop=4),
+            Col("opcodes", kind="prose", drop=1),
+        ],
+    )
     whole = report.program.loop_aware.flops
     for group in groups[:top]:
         share = f"{100 * group.flops / whole:.1f}" if whole else ""

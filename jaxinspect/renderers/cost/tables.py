@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from rich import box
-from rich.console import Console, ConsoleOptions, RenderableType
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 
 from jaxinspect.cost.aggregate import XLA_CREATED
+from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 if TYPE_CHECKING:
@@ -24,31 +22,12 @@ ROOFLINE_CAPTION = (
 )
 
 
-class ByWidth:
-    """A renderable built for the width it is given (a table's layout depends on it)."""
-
-    def __init__(self, build: Callable[[int], RenderableType]) -> None:
-        self._build = build
-
-    def __rich_console__(
-        self, console: Console, options: ConsoleOptions
-    ) -> Iterator[RenderableType]:
-        yield self._build(options.max_width)
-
-
-def cost_table(title: str, **options: object) -> Table:
+def cost_table(title: str, columns: list[Col] | tuple[Col, ...]) -> FitTable:
     """The report's table style: a rule under the header, no outer frame (half the lines)."""
-    return Table(
-        title=title,
-        title_justify="left",
-        title_style="bold",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        **options,  # type: ignore[arg-type]
-    )
+    return FitTable(columns, title=title)
 
 
-def caption_rest(table: Table, count: int, top: int | None, hidden: int = 0) -> None:
+def caption_rest(table: FitTable, count: int, top: int | None, hidden: int = 0) -> None:
     """Say how many rows ``top`` left out (and how many zero-cost ones were hidden)."""
     notes = []
     if top is not None and count > top:
@@ -57,7 +36,6 @@ def caption_rest(table: Table, count: int, top: int | None, hidden: int = 0) -> 
         notes.append(f"{hidden} zero-cost ops (tuples, constants...) hidden; JSON lists all.")
     if notes:
         table.caption = Text(" ".join(notes), style="yellow")
-        table.caption_justify = "left"
 
 
 def first_names(names: tuple[str, ...], top: int | None) -> str:
@@ -87,14 +65,18 @@ def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
     if not report.fusions:
         return None
     kinds = ", ".join(f"{kind}: {n}" for kind, n in report.fusion_kinds)
-    table = cost_table(f"fusions ({len(report.fusions)}; {kinds})")
-    for column in ("fusion", "kind", "fused ops", "in", "out", "runs", "flops"):
-        table.add_column(
-            column,
-            justify="right" if column in ("in", "out", "runs", "flops") else "left",
-            no_wrap=column != "fused ops",
-            overflow="ellipsis",
-        )
+    table = cost_table(
+        f"fusions ({len(report.fusions)}; {kinds})",
+        [
+            Col("fusion"),
+            Col("kind", drop=3),
+            Col("fused ops", kind="prose", drop=4),
+            Col("in", justify="right", drop=2),
+            Col("out", justify="right", drop=2),
+            Col("runs", justify="right", drop=1),
+            Col("flops", justify="right"),
+        ],
+    )
     for op in report.fusions[:top]:
         members = ", ".join(f"{name}×{n}" for name, n in op.fused_ops[:_MEMBERS])
         if len(op.fused_ops) > _MEMBERS:
@@ -122,14 +104,18 @@ def data_movement_table(report: CostReport, top: int | None) -> RenderableType |
     ops = report.data_movement + report.custom_calls
     if not ops:
         return None
-    table = cost_table("copies, transposes and custom calls")
-    for column in ("op", "opcode", "target", "shape", "bytes", "runs", "source"):
-        table.add_column(
-            column,
-            justify="right" if column in ("bytes", "runs") else "left",
-            no_wrap=column != "source",
-            overflow="ellipsis" if column == "shape" else "fold",
-        )
+    table = cost_table(
+        "copies, transposes and custom calls",
+        [
+            Col("op"),
+            Col("opcode", drop=2),
+            Col("target", drop=3),
+            Col("shape"),
+            Col("bytes", justify="right"),
+            Col("runs", justify="right", drop=4),
+            Col("source", kind="prose", drop=1),
+        ],
+    )
     for op in ops[:top]:
         moved = "not counted" if op.total is None else format_bytes(op.total.bytes_accessed)
         where = source_label(op.source, op.created_by_xla)
@@ -161,9 +147,10 @@ def roofline_table(report: CostReport) -> RenderableType | None:
     profile, point = report.profile, report.program_roofline
     if profile is None or point is None:
         return None
-    table = cost_table(f"roofline model: {profile.description}")
-    table.add_column("metric")
-    table.add_column("value")
+    table = cost_table(
+        f"roofline model: {profile.description}",
+        [Col("metric", kind="prose"), Col("value", kind="prose")],
+    )
     peaks = ", ".join(f"{t} {format_rate(v, 'FLOP/s')}" for t, v in profile.peak_flops)
     intensity = "n/a" if point.intensity is None else f"{point.intensity:.3g} flop/B"
     rows = [
@@ -179,16 +166,15 @@ def roofline_table(report: CostReport) -> RenderableType | None:
     for label, value in rows:
         table.add_row(label, value)
     table.caption = ROOFLINE_CAPTION
-    table.caption_justify = "left"
     return table
 
 
 def memory_table(report: CostReport) -> RenderableType:
     """Every ``CompiledMemoryStats`` field, the peak estimate and the fit on the device."""
-    table = cost_table("memory (compiled memory_analysis)")
-    table.add_column("field")
-    table.add_column("bytes", justify="right")
-    table.add_column("", overflow="fold")
+    table = cost_table(
+        "memory (compiled memory_analysis)",
+        [Col("field", kind="prose"), Col("bytes", justify="right"), Col("", kind="prose")],
+    )
     memory = report.memory
     if memory is None:
         table.add_row("memory", "n/a", report.source.reason("memory") or "not reported")

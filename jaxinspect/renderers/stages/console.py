@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from rich.console import Group, RenderableType
+from rich.columns import Columns
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from jaxinspect.cost.memoryfit import estimate_peak
+from jaxinspect.renderers.fit import Col, FitTable
+from jaxinspect.renderers.irpreview import preview, wrap_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 from jaxinspect.reports.sections import IR_STAGES, SECTIONS
 from jaxinspect.reports.stages import InspectionReport, StageText
@@ -28,6 +33,8 @@ def render_console(
     *,
     sections: tuple[str, ...] = SECTIONS,
     max_lines: int | None = DEFAULT_MAX_LINES,
+    metadata: bool = False,
+    rerun: str | None = None,
 ) -> RenderableType:
     """Everything selected in ``sections``, headed by what was inspected and where.
 
@@ -35,11 +42,14 @@ def render_console(
         report: The report to show.
         sections: Which sections to show, in any order (shown in pipeline order).
         max_lines: Lines of each IR to show; ``None`` shows them whole.
+        metadata: Keep the HLO's source-location tables and ``metadata=`` attributes.
+        rerun: The options that name the inputs again (``--shapes spec.yaml``), for the hint
+            under a shortened IR; ``None`` when they are unknown.
     """
     parts: list[RenderableType] = [_header(report)]
     for name in IR_STAGES:
         if name in sections:
-            parts.append(_stage_panel(report, name, max_lines))
+            parts.append(_stage_panel(report, name, max_lines, metadata, rerun))
     builders: dict[str, Callable[[InspectionReport], RenderableType]] = {
         "ops": _ops_table,
         "cost": _cost_table,
@@ -61,9 +71,8 @@ def _header(report: InspectionReport) -> RenderableType:
     grid.add_row("backend", f"{report.backend}  ({', '.join(report.devices)})")
     grid.add_row("jax / jaxlib", f"{report.jax_version} / {report.jaxlib_version}")
     grid.add_row("x64", "on (the spec has a 64-bit leaf)" if report.x64 else "off")
-    args = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    for column in ("argument", "kind", "dtype", "shape"):
-        args.add_column(column)
+    # Leaves of one layer share a long prefix: a path is cut in its middle, never its end.
+    args = FitTable([Col("argument", kind="path"), Col("kind", drop=1), Col("dtype"), Col("shape")])
     for arg in report.args:
         if arg.kind == "static":
             args.add_row(arg.path, "static", "", arg.value or "")
@@ -74,38 +83,73 @@ def _header(report: InspectionReport) -> RenderableType:
     return Panel(Group(grid, Text(""), args), title="jaxinspect stages", title_align="left")
 
 
-def _stage_panel(report: InspectionReport, name: str, max_lines: int | None) -> RenderableType:
+def _stage_panel(
+    report: InspectionReport, name: str, max_lines: int | None, metadata: bool, rerun: str | None
+) -> RenderableType:
     stage = report.stage(name)
     title = _TITLES[name]
     if stage is None:
         return Panel(Text(_na(report, f"stages.{name}")), title=title, title_align="left")
-    lines = stage.text.splitlines()
+    total = len(stage.text.splitlines())
+    view = preview(name, stage.text, metadata=metadata)
+    lines = list(view.lines)
     shown = lines if max_lines is None else lines[:max_lines]
-    body: list[RenderableType] = [Syntax("\n".join(shown), _LEXERS[name], word_wrap=False)]
+    body: list[RenderableType] = [_WrappedCode(shown, _LEXERS[name])]
+    notes = []
     if len(shown) < len(lines):
-        body.append(
-            Text(
-                f"… showing {len(shown)} of {len(lines)} lines. Pass --full, or run "
-                f"`jaxinspect {name} {report.target} --shapes SPEC` for the whole text.",
-                style="yellow",
-            )
+        notes.append(f"… showing {len(shown)} of {len(lines)} lines.")
+        inputs = f" {rerun}" if rerun is not None else " (with the same inputs)"
+        notes.append(
+            f"Pass --full, or run `jaxinspect {name} {report.target}{inputs}` for the whole text."
         )
-    return Panel(Group(*body), title=f"{title} ({len(lines)} lines)", title_align="left")
+    if view.hidden:
+        notes.append(f"Hidden: {view.hidden} (--metadata shows them).")
+    if notes:
+        body.append(Text(" ".join(notes), style="yellow"))
+    return Panel(Group(*body), title=f"{title} ({total} lines)", title_align="left")
+
+
+class _WrappedCode:
+    """IR lines highlighted and wrapped to the panel, each continuation marked ``↪``."""
+
+    def __init__(self, lines: list[str], lexer: str) -> None:
+        self._lines = lines
+        self._lexer = lexer
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        width = options.max_width
+        wrapped = [piece for line in self._lines for piece in wrap_line(line, width)]
+        yield Syntax("\n".join(wrapped), self._lexer, word_wrap=False)
 
 
 def _ops_table(report: InspectionReport) -> RenderableType:
-    table = Table(title="operations per stage", title_justify="left")
+    # One small table per stage, side by side where they fit and stacked where they don't.
+    tables = []
     for stage in report.stages:
-        table.add_column(_TITLES[stage.name])
-        table.add_column("n", justify="right")
-    columns = [_op_rows(stage) for stage in report.stages]
-    depth = max((len(c) for c in columns), default=0)
-    for i in range(depth):
-        row: list[str] = []
-        for column in columns:
-            row += list(column[i]) if i < len(column) else ["", ""]
-        table.add_row(*row)
-    return table
+        table = FitTable([Col(_TITLES[stage.name]), Col("n", justify="right")])
+        for op, n in _op_rows(stage):
+            table.add_row(op, n)
+        tables.append(table)
+    title = Text("operations per stage", style="bold")
+    return Group(title, Columns([_Fixed(t) for t in tables], padding=(0, 2)))
+
+
+class _Fixed:
+    """A fitted table measured at its natural width, so ``Columns`` can place it."""
+
+    def __init__(self, table: FitTable) -> None:
+        self._table = table
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        yield self._table
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        width = self._table.natural_width(console, options)
+        return Measurement(width, width)
 
 
 def _op_rows(stage: StageText) -> list[tuple[str, str]]:
@@ -138,7 +182,7 @@ def _cost_table(report: InspectionReport) -> RenderableType:
     return table
 
 
-def _loop_aware_rows(report: InspectionReport, table: Table) -> None:
+def _loop_aware_rows(report: InspectionReport, table: FitTable) -> None:
     """jaxinspect's loop-aware totals under JAX's own, labelled (``jaxinspect cost`` has more)."""
     aware = None if report.cost is None else report.cost.loop_aware
     if aware is None:
@@ -177,16 +221,25 @@ def _memory_table(report: InspectionReport) -> RenderableType:
         ("peak (JAX)", "peak_bytes", memory.peak_bytes),
         ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
     ]
+    peak = estimate_peak(memory)
     for label, key, value in rows:
         if value is None:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
+        elif key == "peak_bytes" and peak is not None and peak.source == "derived":
+            # The CPU backend's peak leaves out temp: say so where the number surprises.
+            table.add_row(
+                label,
+                f"{value:,}",
+                f"{format_bytes(value)}: below argument + temp - alias, so not the whole "
+                "peak (this backend leaves temp buffers out); the jaxinspect row is the bound",
+            )
         else:
             table.add_row(label, f"{value:,}", format_bytes(value))
     if memory.donated:
-        table.add_row("donated (spec)", ", ".join(memory.donated), "")
+        table.add_row("donated (spec)", "", ", ".join(memory.donated))
     for alias in memory.aliases:
         source = alias.argument or f"parameter {alias.parameter}"
-        table.add_row("input→output alias", f"{source} → {alias.output}", alias.kind)
+        table.add_row("input→output alias", "", f"{source} → {alias.output} ({alias.kind})")
     if memory.donated and not memory.aliases:
         table.add_row("input→output alias", "none: XLA reused no donated buffer", "")
     return table
@@ -217,12 +270,12 @@ def _timings_table(report: InspectionReport) -> RenderableType:
     return table
 
 
-def _metric_table(title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("", overflow="fold")
-    return table
+def _metric_table(title: str) -> FitTable:
+    return FitTable(
+        [Col("metric", kind="prose"), Col("value", justify="right"), Col("", kind="prose")],
+        title=title,
+        boxed=True,
+    )
 
 
 def _na(report: InspectionReport, path: str) -> str:

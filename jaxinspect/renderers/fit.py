@@ -1,0 +1,230 @@
+"""Tables laid out for the width they are printed at, without ever splitting a token.
+
+rich shrinks a table that is too wide by folding every column, which cuts op names, shapes
+and numbers mid-token (``ynn_fus`` / ``ion.19``). A :class:`FitTable` instead decides per
+column, at render time, from the console width:
+
+* ``token`` cells (names, shapes, numbers) are never cut or wrapped;
+* ``path`` cells (argument paths, keys) may be cut in the middle with ``…``, where the start
+  and end of a path are what tells leaves apart (``params['Lay…_0']['scale']``);
+* ``prose`` cells (reasons, notes) wrap at spaces only;
+* when even that does not fit, whole columns go, least important first (each column's
+  ``drop`` rank), and a note under the table names them.
+
+The title and caption are printed as lines of their own, so they wrap at the console width
+rather than at the (possibly narrow) table's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rich import box as boxes
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.measure import Measurement
+from rich.table import Column, Table
+from rich.text import Text
+
+CellKind = Literal["token", "path", "prose"]
+Cell = str | Text
+
+#: The narrowest a ``path`` column is cut to (start and end still readable).
+PATH_MIN_WIDTH = 14
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column of a :class:`FitTable`.
+
+    Attributes:
+        header: The column's heading (wraps at spaces, like prose).
+        kind: ``token`` (never cut), ``path`` (cut in the middle) or ``prose`` (wraps).
+        justify: ``left`` or ``right``.
+        drop: 0 for a column that always stays; otherwise the higher, the sooner the column
+            is left out when the table does not fit.
+        style: A rich style for the column's cells.
+    """
+
+    header: str
+    kind: CellKind = "token"
+    justify: Literal["left", "right"] = "left"
+    drop: int = 0
+    style: str | None = None
+
+
+class FitTable:
+    """A table of plain or styled text cells that fits the width it is rendered at."""
+
+    def __init__(
+        self,
+        columns: Sequence[Col],
+        *,
+        title: str | Text | None = None,
+        caption: str | Text | None = None,
+        boxed: bool = False,
+        show_header: bool = True,
+    ) -> None:
+        self.columns = tuple(columns)
+        self.title = title
+        self.caption = caption
+        self.boxed = boxed
+        self.show_header = show_header
+        self.rows: list[tuple[Cell, ...]] = []
+
+    def add_row(self, *cells: Cell | None) -> None:
+        """Append a row; ``None`` is an empty cell."""
+        if len(cells) != len(self.columns):
+            raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
+        self.rows.append(tuple("" if c is None else c for c in cells))
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        yield self.layout(console, options)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+    def layout(self, console: Console, options: ConsoleOptions) -> RenderableType:
+        """The title, the table for ``options.max_width`` and the caption, as one group."""
+        width = options.max_width
+        keep = list(range(len(self.columns)))
+        overhead = self._overhead(console, options, len(keep))
+        while sum(self._min_width(i) for i in keep) + overhead > width:
+            droppable = [i for i in keep if self.columns[i].drop]
+            if not droppable:
+                break  # nothing left to drop: the widest tokens decide (the table overflows)
+            # The highest rank goes first; among equals, the rightmost.
+            keep.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
+            overhead = self._overhead(console, options, len(keep))
+        widths = self._widths(keep, width - overhead)
+        parts: list[RenderableType] = []
+        if self.title:
+            parts.append(_styled(self.title, "bold"))
+        parts.append(self._table(keep, widths))
+        dropped = [self.columns[i].header for i in range(len(self.columns)) if i not in keep]
+        notes: list[Text] = []
+        if self.caption:
+            notes.append(_styled(self.caption, ""))
+        if dropped:
+            notes.append(
+                Text(
+                    f"not shown at {width} columns: {', '.join(dropped)} "
+                    "(a wider terminal or --format json shows them)",
+                    style="dim",
+                )
+            )
+        parts += notes
+        return Group(*parts)
+
+    def natural_width(self, console: Console, options: ConsoleOptions) -> int:
+        """The width the table takes when nothing has to wrap or go (at most the console's)."""
+        every = range(len(self.columns))
+        width = sum(self._ideal_width(i) for i in every)
+        return min(width + self._overhead(console, options, len(self.columns)), options.max_width)
+
+    def _table(self, keep: list[int], widths: dict[int, int]) -> Table:
+        columns = [
+            Column(
+                self.columns[i].header,
+                justify=self.columns[i].justify,
+                width=widths[i],
+                no_wrap=False,
+                overflow="fold",
+                style=self.columns[i].style or "",
+            )
+            for i in keep
+        ]
+        table = Table(
+            *columns,
+            box=boxes.SQUARE if self.boxed else boxes.SIMPLE_HEAD,
+            show_edge=self.boxed,
+            show_header=self.show_header,
+            header_style="bold",
+        )
+        for row in self.rows:
+            cells: list[Cell] = []
+            for i in keep:
+                cell = row[i]
+                if self.columns[i].kind == "path" and isinstance(cell, str):
+                    cell = cut_middle(cell, widths[i])
+                cells.append(cell)
+            table.add_row(*cells)
+        return table
+
+    def _overhead(self, console: Console, options: ConsoleOptions, ncols: int) -> int:
+        """Borders and padding of a table of ``ncols`` columns, measured by rich itself."""
+        if ncols == 0:
+            return 0
+        probe = Table(
+            *[Column("", width=1, no_wrap=True) for _ in range(ncols)],
+            box=boxes.SQUARE if self.boxed else boxes.SIMPLE_HEAD,
+            show_edge=self.boxed,
+            show_header=False,
+        )
+        probe.add_row(*["x"] * ncols)
+        wide = options.update(width=10_000, max_width=10_000)
+        return Measurement.get(console, wide, probe).maximum - ncols
+
+    def _min_width(self, i: int) -> int:
+        col = self.columns[i]
+        header = _longest_word(col.header) if self.show_header else 0
+        cells = [_plain(row[i]) for row in self.rows]
+        if col.kind == "prose":
+            widest = max((_longest_word(c) for c in cells), default=0)
+        elif col.kind == "path":
+            widest = min(max((cell_len(c) for c in cells), default=0), PATH_MIN_WIDTH)
+        else:
+            widest = max((_longest_line(c) for c in cells), default=0)
+        return max(header, widest, 1)
+
+    def _ideal_width(self, i: int) -> int:
+        header = cell_len(self.columns[i].header) if self.show_header else 0
+        cells = (_longest_line(_plain(row[i])) for row in self.rows)
+        return max(header, max(cells, default=0), 1)
+
+    def _widths(self, keep: list[int], room: int) -> dict[int, int]:
+        """Each kept column's width: its minimum, then spare room shared out a cell at a time."""
+        widths = {i: self._min_width(i) for i in keep}
+        ideal = {i: max(self._ideal_width(i), widths[i]) for i in keep}
+        spare = room - sum(widths.values())
+        growing = [i for i in keep if widths[i] < ideal[i]]
+        while spare > 0 and growing:
+            for i in list(growing):
+                if spare == 0:
+                    break
+                widths[i] += 1
+                spare -= 1
+                if widths[i] == ideal[i]:
+                    growing.remove(i)
+        return widths
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, its middle replaced by ``…`` if it must be cut."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"
+    keep = width - 1
+    head = keep // 2
+    return text[:head] + "…" + text[len(text) - (keep - head) :]
+
+
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def _longest_word(text: str) -> int:
+    return max((cell_len(word) for word in text.split()), default=0)
+
+
+def _longest_line(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+def _styled(text: str | Text, style: str) -> Text:
+    return text if isinstance(text, Text) else Text(text, style=style)

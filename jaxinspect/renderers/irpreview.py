@@ -1,0 +1,239 @@
+"""What an IR panel shows first: the part of a stage's text a reader came for.
+
+The texts themselves (in JSON, snapshots, ``jaxinspect hlo``) stay exactly as JAX gives them;
+this module only orders and trims them for a terminal:
+
+* optimized HLO starts at the ``ENTRY`` computation, then the computations it calls in call
+  order (fusion bodies, loop bodies and conditions); the module's source-location tables
+  (``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames``) and the per-instruction
+  ``metadata={...}`` and ``frontend_attributes={...}`` are left out unless asked for;
+* a jaxpr's parameter list, which for a model's state runs to dozens of binders, is folded to
+  its first and last few so the equations come first.
+
+Both parse the printed text, since that is what a report carries; the tests run them on real
+compiler output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: The module-level tables of source locations XLA prints between the header and the first
+#: computation, each a title line and numbered rows.
+METADATA_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+#: Instruction attributes that carry provenance, not semantics.
+_HIDDEN_ATTRIBUTES = ("metadata", "frontend_attributes")
+
+#: Computations an instruction calls: ``calls=%f``, ``to_apply=%f``, ``body=%f``,
+#: ``condition=%f``, ``branch_computations={%a, %b}``, ``called_computations={...}``.
+_CALLEE = re.compile(
+    r"\b(?:calls|to_apply|body|condition|branch_computations|called_computations)="
+    r"(\{[^}]*\}|%[\w.\-]+)"
+)
+_COMPUTATION_NAME = re.compile(r"%([\w.\-]+)")
+_JAXPR_PARAMS_END = re.compile(r"\.\s+let\b")
+
+#: Binders kept at each end of a folded jaxpr parameter list.
+KEPT_PARAMS = 3
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The lines to show, and what was left out of them on purpose."""
+
+    lines: tuple[str, ...]
+    hidden: str | None = None  # e.g. "source-location tables and metadata= (--metadata)"
+
+
+def preview(stage: str, text: str, *, metadata: bool = False) -> Preview:
+    """The lines of ``stage``'s ``text`` in reading order (see the module docstring)."""
+    if stage == "hlo":
+        return hlo_reading_order(text, metadata=metadata)
+    if stage == "jaxpr":
+        return Preview(tuple(fold_jaxpr_params(text).splitlines()))
+    return Preview(tuple(text.splitlines()))
+
+
+def hlo_reading_order(text: str, *, metadata: bool = False) -> Preview:
+    """ENTRY first, then its callees depth-first; the header and metadata tables trimmed."""
+    header, tables, computations = _split_module(text)
+    if not computations:  # not a printed module: nothing to reorder
+        return Preview(tuple(text.splitlines()))
+    order = _call_order(computations)
+    lines: list[str] = []
+    if metadata:
+        lines += header
+        lines += tables
+    else:
+        lines += [_module_name_only(line) for line in header[:1]]
+    for name in order:
+        if lines and lines[-1] != "":
+            lines.append("")
+        body = computations[name]
+        lines += body if metadata else [strip_attributes(line) for line in body]
+    hidden = None
+    if not metadata and (tables or any("metadata={" in line for line in text.splitlines())):
+        hidden = "the source-location tables and metadata= attributes"
+    return Preview(tuple(lines), hidden)
+
+
+def strip_attributes(line: str) -> str:
+    """``line`` without its ``, metadata={...}`` and ``, frontend_attributes={...}``."""
+    for name in _HIDDEN_ATTRIBUTES:
+        marker = f", {name}={{"
+        start = line.find(marker)
+        while start != -1:
+            end = _closing_brace(line, start + len(marker) - 1)
+            if end == -1:
+                break  # unbalanced: leave the line as printed
+            line = line[:start] + line[end + 1 :]
+            start = line.find(marker, start)
+    return line
+
+
+def fold_jaxpr_params(text: str) -> str:
+    """The outermost ``{ lambda ; a:f32[..] b:... . let`` with its middle binders folded."""
+    match = _JAXPR_PARAMS_END.search(text)
+    start = text.find("{ lambda")
+    if match is None or start == -1 or start > match.start():
+        return text
+    head = text[start : match.start()]
+    before_semicolon, _, params_text = head.partition(";")
+    params = params_text.split()
+    if len(params) <= 2 * KEPT_PARAMS + 1:
+        return text
+    shown = params[:KEPT_PARAMS] + [f"… {len(params) - 2 * KEPT_PARAMS} more …"]
+    shown += params[-KEPT_PARAMS:]
+    folded = f"{before_semicolon}; {' '.join(shown)} ({len(params)} parameters)"
+    return text[:start] + folded + text[match.start() :]
+
+
+def _split_module(text: str) -> tuple[list[str], list[str], dict[str, list[str]]]:
+    """The header lines, the metadata table lines and each computation's lines by name."""
+    header: list[str] = []
+    tables: list[str] = []
+    computations: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    in_table = False
+    for line in text.splitlines():
+        if current is not None:
+            current.append(line)
+            if line == "}":
+                current = None
+            continue
+        if line.startswith("%") or line.startswith("ENTRY "):
+            name = _COMPUTATION_NAME.search(line)
+            key = ("ENTRY " if line.startswith("ENTRY") else "") + (name.group(1) if name else line)
+            current = computations.setdefault(key, [])
+            current.append(line)
+            in_table = False
+        elif line.strip() in METADATA_TABLES:
+            in_table = True
+            tables.append(line)
+        elif in_table and line.strip():
+            tables.append(line)
+        elif line.strip():
+            header.append(line)
+            in_table = False
+        elif in_table:
+            tables.append(line)
+            in_table = False
+    return header, tables, computations
+
+
+def _call_order(computations: dict[str, list[str]]) -> list[str]:
+    """ENTRY, then every computation reachable from it depth-first, then any others."""
+    by_name = {key.removeprefix("ENTRY "): key for key in computations}
+    entry = next((key for key in computations if key.startswith("ENTRY ")), None)
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(key: str) -> None:
+        if key in seen:
+            return
+        seen.add(key)
+        order.append(key)
+        for line in computations[key][1:]:
+            for callee in _CALLEE.findall(line):
+                for name in _COMPUTATION_NAME.findall(callee):
+                    if name in by_name:
+                        visit(by_name[name])
+
+    if entry is not None:
+        visit(entry)
+    for key in computations:
+        visit(key)
+    return order
+
+
+def _closing_brace(line: str, open_at: int) -> int:
+    """The index of the ``}`` matching the ``{`` at ``open_at`` (quoted text skipped)."""
+    depth = 0
+    quoted = False
+    i = open_at
+    while i < len(line):
+        char = line[i]
+        if quoted:
+            if char == "\\":
+                i += 1
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _module_name_only(line: str) -> str:
+    """``HloModule jit_f, is_scheduled=true, ...`` -> ``HloModule jit_f``."""
+    return line.split(",", 1)[0] if line.startswith("HloModule") else line
+
+
+#: Starts each continuation of a line too long for the panel.
+CONTINUATION = "↪ "
+
+
+def wrap_line(line: str, width: int) -> list[str]:
+    """``line`` in pieces of at most ``width`` characters, each continuation marked.
+
+    A piece ends at the last space, or comma outside a shape's brackets, that leaves it at least
+    a third full, so names and shapes are rarely broken; a piece with neither is cut at the width.
+    """
+    if len(line) <= width or width < 8:
+        return [line]
+    indent = " " * min(len(line) - len(line.lstrip(" ")), width // 2)
+    pieces: list[str] = []
+    rest = line
+    while True:
+        lead = indent + CONTINUATION if pieces else ""
+        room = width - len(lead)
+        if len(rest) <= room:
+            pieces.append(lead + rest)
+            return pieces
+        cut = _break_at(rest, room)
+        pieces.append(lead + rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+
+
+def _break_at(text: str, room: int) -> int:
+    """Where to end a piece of at most ``room`` characters of ``text``."""
+    depth = 0
+    best = 0
+    for i, char in enumerate(text[: room + 1]):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(depth - 1, 0)
+        elif char == " ":
+            best = i
+        elif char == "," and depth == 0 and i < room:
+            best = i + 1
+    return best if best >= room // 3 else room
