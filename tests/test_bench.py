@@ -71,7 +71,7 @@ def test_persistent_cache_hits_in_the_populated_round_for_real(cached_run):
     assert pc["min_compile_time_secs"] == 0 and pc["min_entry_size_bytes"] == 0
     assert pc["entries_written"] >= 1 and pc["entry_bytes"] > 0
     assert not pc["already_populated"]
-    assert set(pc["saved_s"]) == set(doc["bench"]["cold"])
+    assert set(pc["saved_s"]) == {"compile"}  # the one phase a persistent cache skips
     for phase in STABLE_COLD_PHASES:
         _ordered(pc["populated"][phase])
     # The cache folder holds JAX's entries and no scratch folders of ours.

@@ -96,15 +96,20 @@ class FitTable:
         while sum(self._min_width(i) for i in keep) + overhead > width:
             droppable = [i for i in keep if self.columns[i].drop]
             if not droppable:
-                break  # nothing left to drop: the widest tokens decide (the table overflows)
+                break
             # The highest rank goes first; among equals, the rightmost.
             keep.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
             overhead = self._overhead(console, options, len(keep))
-        widths = self._widths(keep, width - overhead)
         parts: list[RenderableType] = []
         if self.title:
             parts.append(_styled(self.title, "bold"))
-        parts.append(self._table(keep, widths))
+        if sum(self._min_width(i) for i in keep) + overhead > width:
+            # Too narrow for any table of whole tokens: one block per row instead, every
+            # column on its own line.
+            parts.append(self._records())
+            keep = list(range(len(self.columns)))
+        else:
+            parts.append(self._table(keep, self._widths(keep, width - overhead)))
         dropped = [self.columns[i].header for i in range(len(self.columns)) if i not in keep]
         notes: list[Text] = []
         if self.caption:
@@ -126,6 +131,20 @@ class FitTable:
         width = sum(self._ideal_width(i) for i in every)
         return min(width + self._overhead(console, options, len(self.columns)), options.max_width)
 
+    def _records(self) -> RenderableType:
+        """Each row as its first cell, then ``header  value`` lines for the other cells."""
+        blocks: list[RenderableType] = []
+        for row in self.rows:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(style="dim", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for col, cell in zip(self.columns[1:], row[1:], strict=True):
+                if _plain(cell):
+                    grid.add_row(" " + col.header, Text(cell) if isinstance(cell, str) else cell)
+            first = row[0]
+            blocks += [Text(first, style="bold") if isinstance(first, str) else first, grid]
+        return Group(*blocks)
+
     def _table(self, keep: list[int], widths: dict[int, int]) -> Table:
         columns = [
             Column(
@@ -145,12 +164,19 @@ class FitTable:
             show_header=self.show_header,
             header_style="bold",
         )
+        heads = {
+            i: distinct_head([_plain(row[i]) for row in self.rows], widths[i])
+            for i in keep
+            if self.columns[i].kind == "path"
+        }
         for row in self.rows:
             cells: list[Cell] = []
             for i in keep:
                 cell = row[i]
-                if self.columns[i].kind == "path" and isinstance(cell, str):
-                    cell = cut_middle(cell, widths[i])
+                if isinstance(cell, str):
+                    if i in heads:
+                        cell = cut_middle(cell, widths[i], heads[i])
+                    cell = Text(cell)  # plain text: brackets in names are not markup
                 cells.append(cell)
             table.add_row(*cells)
         return table
@@ -203,15 +229,37 @@ class FitTable:
         return widths
 
 
-def cut_middle(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, its middle replaced by ``…`` if it must be cut."""
+def cut_middle(text: str, width: int, head: int | None = None) -> str:
+    """``text`` in at most ``width`` cells, ``…`` for what is cut after its first ``head``
+    characters (by default, half of what is kept)."""
     if cell_len(text) <= width:
         return text
     if width <= 1:
         return "…"
     keep = width - 1
-    head = keep // 2
+    head = keep // 2 if head is None else min(head, keep)
     return text[:head] + "…" + text[len(text) - (keep - head) :]
+
+
+def distinct_head(texts: list[str], width: int) -> int | None:
+    """The head length, nearest the middle, at which cutting keeps ``texts`` apart.
+
+    Sibling leaves share long prefixes and suffixes (``params['LayerNorm_0']['scale']``,
+    ``params['LayerNorm_1']['scale']``); a cut in the exact middle can make them identical.
+    ``None`` when every head length would (the middle is used then).
+    """
+    keep = width - 1
+    if keep < 1 or all(cell_len(t) <= width for t in texts):
+        return None
+    unique = set(texts)
+    middle = keep // 2
+    for offset in range(keep + 1):
+        for head in {middle - offset, middle + offset}:
+            if 0 <= head <= keep and len({cut_middle(t, width, head) for t in unique}) == len(
+                unique
+            ):
+                return head
+    return None
 
 
 def _plain(cell: Cell) -> str:

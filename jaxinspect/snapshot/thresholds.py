@@ -122,8 +122,15 @@ def _check(rule: Rule, diff: SnapshotDiff, notes: list[str]) -> str | None:
     amount = metric.percent if rule.relative else metric.delta
     assert amount is not None  # both sides are known
     if _compare(amount, rule.op, rule.value):
-        shown = _fmt_percent(amount) if rule.relative else f"{amount:+g}"
-        return f"{rule.name} {metric.before:g} -> {metric.after:g} ({shown})"
+        # The reason is read by people; the exact values are in the diff's metrics.
+        from jaxinspect.renderers.snapshot.text import format_metric
+
+        sign = "+" if amount >= 0 else "-"
+        shown = (
+            _fmt_percent(amount) if rule.relative else sign + format_metric(rule.name, abs(amount))
+        )
+        before, after = (format_metric(rule.name, v) for v in (metric.before, metric.after))
+        return f"{rule.name} {before} -> {after} ({shown})"
     return None
 
 

@@ -34,6 +34,10 @@ def recompile(
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
+    keys: Annotated[
+        bool,
+        typer.Option("--keys", help="Show every cache-key component, not only those that differ."),
+    ] = False,
     debug: DebugOpt = False,
 ) -> None:
     """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
@@ -69,7 +73,7 @@ def recompile(
         else:
             from jaxinspect.renderers.stdout import stdout_console
 
-            stdout_console().print(render_sweep_console(report))
+            stdout_console().print(render_sweep_console(report, all_keys=keys))
         if report.exceeded:
             typer.echo(
                 f"jaxinspect: {report.total_compiles} compilations, over --max-compiles "

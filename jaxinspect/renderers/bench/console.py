@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.units import format_bytes, format_seconds
 from jaxinspect.reports.bench import (
     BenchReport,
@@ -75,22 +76,22 @@ def _header(report: BenchReport) -> RenderableType:
 def _cold_table(cold: ColdRound, cache: PersistentCacheReport | None) -> RenderableType:
     title = f"Cold first call ({len(cold.samples)} fresh processes"
     title += ", empty persistent cache)" if cache is not None else ", no persistent cache)"
-    table = Table()
-    table.add_column("phase")
-    for column in ("min", "median", "max"):
-        table.add_column(column, justify="right")
+    columns = [Col("phase"), *(Col(c, justify="right", drop=1) for c in ("min", "max"))]
+    columns.insert(2, Col("median", justify="right"))
     if cache is not None:
-        table.add_column("populated cache", justify="right")
-        table.add_column("saved", justify="right")
+        columns += [Col("populated cache", justify="right"), Col("saved", justify="right")]
+    table = FitTable(columns, title=title)
     populated = dict(cache.populated.phases) if cache is not None else {}
     saved = dict(cache.saved_s) if cache is not None else {}
     for name, stats in cold.phases:
         row = [name, *(format_seconds(v) for v in (stats.min_s, stats.median_s, stats.max_s))]
         if cache is not None:
-            row += [format_seconds(populated[name].median_s), _signed(saved[name])]
+            gain = saved.get(name)
+            row += [format_seconds(populated[name].median_s), "" if gain is None else _signed(gain)]
         table.add_row(*row)
-    # A title above the table, not a table title, which would wrap to the table's width.
-    return Group(Text(title, style="bold"), table)
+    if cache is not None:
+        table.caption = "saved: only compile, the one phase a persistent cache skips."
+    return table
 
 
 def _signed(seconds: float) -> str:
@@ -112,11 +113,14 @@ def _cache_summary(cache: PersistentCacheReport) -> RenderableType:
 
 def _cached_table(result: BenchResult) -> RenderableType:
     c = result.cached
-    table = Table(title=f"Cached calls ({c.count} timed, {c.warmup} warm-up)", title_justify="left")
     names = ("min", "median", "mean", "p90", "p99", "max", "stdev")
     values = (c.min_s, c.median_s, c.mean_s, c.p90_s, c.p99_s, c.max_s, c.stdev_s)
-    for name in names:
-        table.add_column(name, justify="right")
+    # At 80 columns the median and the tail stay; mean and stdev go first.
+    drops = {"min": 2, "median": 0, "mean": 3, "p90": 1, "p99": 0, "max": 1, "stdev": 3}
+    table = FitTable(
+        [Col(name, justify="right", drop=drops[name]) for name in names],
+        title=f"Cached calls ({c.count} timed, {c.warmup} warm-up)",
+    )
     table.add_row(*(format_seconds(v) for v in values))
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
@@ -146,17 +150,19 @@ def _histogram(cached: CachedStats) -> RenderableType:
 
 
 def _compare_table(report: BenchReport) -> RenderableType:
-    table = Table(title="Compare (medians)", title_justify="left")
-    table.add_column("spec", overflow="fold")
-    for column, justify in (
-        ("inputs", "right"),
-        ("compile", "right"),
-        ("first call", "right"),
-        ("cached", "right"),
-        ("pipelined", "right"),
-        ("cached vs first spec", "right"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table = FitTable(
+        [
+            Col("spec", kind="path"),
+            Col("inputs", justify="right", drop=2),
+            Col("compile", justify="right"),
+            Col("first call", justify="right", drop=3),
+            Col("cached", justify="right"),
+            Col("pipelined", justify="right", drop=1),
+            Col("cached vs first spec", kind="prose", justify="right"),
+        ],
+        title="Compare (medians)",
+        boxed=True,
+    )
     main = report.result
     base = main.cached.median_s if isinstance(main, BenchResult) else None
     for result in report.outcomes:
@@ -164,11 +170,11 @@ def _compare_table(report: BenchReport) -> RenderableType:
             # The error itself is in the spec's own section above, and on stderr.
             where = f", {result.failure.stage}" if result.failure.stage else ""
             failed = Text(f"failed (exit {result.exit_code}{where})", style="red")
-            table.add_row(escape(result.spec), *(["—"] * 5), failed)
+            table.add_row(result.spec, *(["—"] * 5), failed)
             continue
         cold = dict(result.cold.phases)
         table.add_row(
-            escape(result.spec),
+            result.spec,
             format_bytes(result.input_bytes),
             format_seconds(cold["compile"].median_s),
             format_seconds(cold["first_call"].median_s),

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
+from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 from jaxinspect.reports.cases import CaseComparison, CaseReport
 
@@ -25,17 +25,24 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
     failed = len(comparison.failures)
     title = f"{comparison.composition or comparison.target}: {len(comparison.cases)} cases"
     title += f", {failed} failed" if failed else ""
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold", no_wrap=True)
-    for case in comparison.cases:
-        table.add_column(case.name, justify="right")
+    # Case names head the columns: they may wrap at spaces, and every case stays.
+    table = FitTable(
+        [
+            Col("metric", style="bold"),
+            *(Col(case.name, justify="right") for case in comparison.cases),
+        ],
+        title=title,
+        boxed=True,
+    )
     notes: dict[str, str] = {}
     columns = [_cells(case, notes) for case in comparison.cases]
     for i, label in enumerate(_ROWS):
         table.add_row(label, *(column[i] for column in columns))
-    args = Table(title="arguments that differ between cases", title_justify="left")
-    args.add_column("case", style="bold", no_wrap=True)
-    args.add_column("arguments")
+    args = FitTable(
+        [Col("case", style="bold"), Col("arguments", kind="prose")],
+        title="arguments that differ between cases",
+        boxed=True,
+    )
     for case in comparison.cases:
         if case.error is not None:
             args.add_row(case.name, "(failed)")

@@ -18,6 +18,7 @@ from jaxinspect.renderers.cost.tables import (
     fusion_table,
     memory_table,
     roofline_table,
+    shape_label,
     source_label,
 )
 from jaxinspect.renderers.fit import Col
@@ -201,7 +202,7 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         kind = op.opcode if op.fusion_kind is None else op.fusion_kind
         if op.custom_call_target:
             kind += f" {op.custom_call_target}"
-        cells = [op.name, kind, op.shape.split("{")[0], f"{op.runs:,}"]
+        cells = [op.name, kind, shape_label(op.shape), f"{op.runs:,}"]
         if total is None:
             cells += ["not counted", "", "—"] + (["—"] if transc else [])
         else:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
+from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.snapshot.text import format_delta, format_metric, toolchain_line
 
 if TYPE_CHECKING:
@@ -33,18 +33,22 @@ def render_diff_summary(diff: SnapshotDiff, verdict: Verdict | None) -> Renderab
         parts.append(Text(note, style="bold magenta"))
     parts.append(_verdict_text(diff, verdict))
     if diff.op_changes:
-        ops = Table(title="Ops", title_justify="left")
-        for column in ("stage", "op", "before", "after", "Δ"):
-            ops.add_column(
-                column, justify="right" if column in ("before", "after", "Δ") else "left"
-            )
+        ops = FitTable(
+            [
+                Col("stage"),
+                Col("op"),
+                *(Col(c, justify="right") for c in ("before", "after", "Δ")),
+            ],
+            title="Ops",
+        )
         for c in diff.op_changes:
             ops.add_row(c.stage, c.op, str(c.before), str(c.after), f"{c.after - c.before:+d}")
         parts.append(ops)
     if diff.changed_metrics:
-        metrics = Table(title="Metrics", title_justify="left")
-        for column in ("metric", "before", "after", "Δ"):
-            metrics.add_column(column, justify="left" if column == "metric" else "right")
+        metrics = FitTable(
+            [Col("metric"), *(Col(c, justify="right") for c in ("before", "after", "Δ"))],
+            title="Metrics",
+        )
         for m in diff.changed_metrics:
             metrics.add_row(
                 m.name,
@@ -60,9 +64,11 @@ def render_diff_summary(diff: SnapshotDiff, verdict: Verdict | None) -> Renderab
 
 def render_check(report: CheckReport) -> RenderableType:
     """One row per target, then each changed target's summary."""
-    table = Table(title=f"jaxinspect check ({report.manifest})", title_justify="left")
-    for column in ("target", "status", "details"):
-        table.add_column(column)
+    table = FitTable(
+        [Col("target", kind="path"), Col("status"), Col("details", kind="prose")],
+        title=f"jaxinspect check ({report.manifest})",
+        boxed=True,
+    )
     for r in report.results:
         status = r.status + (" (written)" if r.written else " (removed)" if r.removed else "")
         table.add_row(r.name, Text(status, style=_STATUS_STYLE[r.status]), _details(r))
