@@ -351,3 +351,19 @@ def test_plain_diff_exit_codes_as_typer_gives_them(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err == ""
     assert exit_code_of(differs, None) == 1
     assert exit_code_of(lambda _: None, None) == 0
+
+
+def test_verdicts_print_numbers_as_the_reports_do() -> None:
+    from jaxinspect.reports.snapshot_diff import MetricChange, SnapshotDiff
+    from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+
+    metrics = (
+        MetricChange("flops", 1_607_140.0, 1_800_000.0),
+        MetricChange("temp_bytes", 1_048_576.0, 3_145_728.0),
+    )
+    diff = SnapshotDiff("a", "b", (), (), metrics, ())
+    verdict = evaluate(parse_rules("flops>+10%,temp_bytes>1000"), diff)
+    assert verdict.tripped == (
+        "flops>+10%: flops 1.61 M -> 1.8 M (+12.0%)",
+        "temp_bytes>1000: temp_bytes 1 MiB -> 3 MiB (+2 MiB)",
+    )
