@@ -1,7 +1,11 @@
-"""pytest plugin: the ``jaxinspect_snapshot`` fixture and the ``--jaxinspect-update`` flag.
+"""pytest plugin: the ``jaxinspect_snapshot`` fixture, its flags and its session summary.
 
 Registered through the ``pytest11`` entry point, so installing jaxinspect enables it. The
-module imports no jax; the fixture does, when a test calls it.
+module imports no jax; the fixture does, when a test calls it. Snapshots live in
+``__jaxinspect__/`` next to each test file (syrupy, often installed beside us, owns
+``__snapshots__/`` and deletes what it does not know there). At the end of a session one line
+counts them, and snapshot folders no test uses any more fail the session (see
+``jaxinspect.snapshot.hygiene`` for when that is judged).
 """
 
 from __future__ import annotations
@@ -10,14 +14,16 @@ import hashlib
 import inspect
 import io
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-#: Folder (next to the test file) that holds the snapshots, one subfolder per test module.
-SNAPSHOT_ROOT = "__snapshots__"
+from jaxinspect.snapshot.hygiene import SNAPSHOT_ROOT, ModuleRun
+
 _UPDATE_FLAG = "--jaxinspect-update"
+_WARN_UNUSED_FLAG = "--jaxinspect-warn-unused"
 _MAX_FAILURE_LINES = 120
 #: Characters a snapshot folder name keeps as they are; any other is escaped as %XX (UTF-8).
 _KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-[]")
@@ -25,18 +31,148 @@ _KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _NAME_SEP = "+"
 #: Longer names end with ``~`` and a hash of the whole id instead (``~`` is never kept either).
 _MAX_FOLDER_NAME = 200
-_FOLDERS_KEY = pytest.StashKey[dict[str, tuple[str, str]]]()
+
+
+@dataclass
+class _Session:
+    """What the fixture did in this session, and what each test module ran."""
+
+    claimed: dict[str, tuple[str, str]] = field(default_factory=dict)  # casefolded folder -> owner
+    used: set[Path] = field(default_factory=set)
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"unchanged": 0, "written": 0, "failed": 0}
+    )
+    modules: dict[Path, ModuleRun] = field(default_factory=dict)  # by module snapshot folder
+    tests: dict[str, tuple[Path, str]] = field(default_factory=dict)  # nodeid -> (module, name)
+    test_dirs: set[Path] = field(default_factory=set)
+    unused: list[Path] = field(default_factory=list)
+    deleted: list[Path] = field(default_factory=list)
+
+
+_SESSION_KEY = pytest.StashKey[_Session]()
+
+
+def _session(config: pytest.Config) -> _Session:
+    return config.stash.setdefault(_SESSION_KEY, _Session())
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--jaxinspect-update``."""
+    """Add ``--jaxinspect-update`` and ``--jaxinspect-warn-unused``."""
     group = parser.getgroup("jaxinspect", "jaxinspect HLO snapshots")
     group.addoption(
         _UPDATE_FLAG,
         action="store_true",
         default=False,
-        help="Write new and changed jaxinspect snapshots instead of failing on them.",
+        help="Write new and changed jaxinspect snapshots, and delete unused ones.",
     )
+    group.addoption(
+        _WARN_UNUSED_FLAG,
+        action="store_true",
+        default=False,
+        help="Only warn about unused jaxinspect snapshots instead of failing the session.",
+    )
+
+
+def pytest_deselected(items: Sequence[pytest.Item]) -> None:
+    """A module with a deselected test (``-k``, ``-m``, ``--lf``) is not judged for unused."""
+    for item in items:
+        state = _session(item.config)
+        folder = _module_folder(Path(str(item.path)))
+        state.modules.setdefault(folder, ModuleRun(folder)).complete = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note each collected test's module; one named by node id is not complete."""
+    state = _session(session.config)
+    picked = {_arg_file(arg) for arg in session.config.args if "::" in arg}
+    for item in session.items:
+        path = Path(str(item.path))
+        folder = _module_folder(path)
+        module = state.modules.setdefault(folder, ModuleRun(folder))
+        if path.resolve() in picked:
+            module.complete = False
+        state.tests[item.nodeid] = (folder, _escape(item.name))
+        state.test_dirs.add(path.parent)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A test that failed or was skipped may not have claimed its snapshots: protect them."""
+    state = _REPORT_STATE.get("state")
+    if report.passed or state is None or report.nodeid not in state.tests:
+        return
+    folder, name = state.tests[report.nodeid]
+    state.modules.setdefault(folder, ModuleRun(folder)).unsettled.add(name)
+
+
+#: ``TestReport`` carries no config; the session's state, set when the session starts.
+_REPORT_STATE: dict[str, _Session] = {}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Make this session's state reachable from report hooks."""
+    _REPORT_STATE["state"] = _session(session.config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Find unused snapshots; delete them with --jaxinspect-update, else fail (or warn)."""
+    from jaxinspect.snapshot.hygiene import remove_folder, unused_folders
+
+    config = session.config
+    state = _session(config)
+    _REPORT_STATE.pop("state", None)
+    if session.shouldfail or session.shouldstop:
+        return  # stopped early (-x, --maxfail, Ctrl-C): what ran is not the whole module
+    state.unused = unused_folders(state.modules.values(), state.used, state.test_dirs)
+    if not state.unused:
+        return
+    if config.getoption(_UPDATE_FLAG):
+        for folder in state.unused:
+            remove_folder(folder, folder.parent.parent)
+            state.deleted.append(folder)
+        state.unused = []
+    elif not config.getoption(_WARN_UNUSED_FLAG) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``jaxinspect snapshots: N unchanged, M written, K failed, U unused``, and what to do."""
+    from jaxinspect.snapshot.hygiene import move_command, old_location_folders
+
+    state = _session(config)
+    old = old_location_folders(state.test_dirs)
+    if old:
+        terminalreporter.write_line(
+            f"jaxinspect: {len(old)} snapshot folder(s) are in the old place, "
+            f"{old[0].parent}, which syrupy also uses (its --snapshot-update deletes them). "
+            f"Move them with:\n  {move_command(old)}",
+            yellow=True,
+        )
+    counts = state.counts
+    if not (sum(counts.values()) or state.unused or state.deleted):
+        return
+    parts = [f"{counts['unchanged']} unchanged", f"{counts['written']} written"]
+    parts += [f"{counts['failed']} failed", f"{len(state.unused)} unused"]
+    parts += [f"{len(state.deleted)} deleted"] if state.deleted else []
+    terminalreporter.write_line("jaxinspect snapshots: " + ", ".join(parts))
+    for folder in state.unused:
+        terminalreporter.write_line(f"  unused: {folder}", red=True)
+    for folder in state.deleted:
+        terminalreporter.write_line(f"  deleted: {folder}")
+    if state.unused:
+        action = "listed" if config.getoption(_WARN_UNUSED_FLAG) else "failing the session"
+        terminalreporter.write_line(
+            f"  ({action}; delete them with pytest {_UPDATE_FLAG}, or only warn with "
+            f"{_WARN_UNUSED_FLAG})",
+            red=not config.getoption(_WARN_UNUSED_FLAG),
+        )
+
+
+def _module_folder(test_file: Path) -> Path:
+    return test_file.parent / SNAPSHOT_ROOT / snapshot_folder_name(test_file.stem, "")
+
+
+def _arg_file(arg: str) -> Path:
+    return Path(arg.split("::", 1)[0]).resolve()
 
 
 class SnapshotAssertion:
@@ -48,13 +184,14 @@ class SnapshotAssertion:
         test_name: str,
         nodeid: str,
         update: bool,
-        claimed: dict[str, tuple[str, str]],
+        state: _Session,
     ) -> None:
         self._directory = directory
         self._test_name = test_name
         self._nodeid = nodeid
         self._update = update
-        self._claimed = claimed  # folder (case-folded) -> (test node id, call name), session-wide
+        self._state = state
+        self._claimed = state.claimed  # folder (case-folded) -> (test node id, call name)
         self._calls = 0
         self._used: set[str] = set()
 
@@ -90,16 +227,22 @@ class SnapshotAssertion:
         self._calls += 1
         suffix = name if name is not None else (str(self._calls) if self._calls > 1 else "")
         folder = self._claim(suffix)
+        self._state.used.add(folder)
+        counts = self._state.counts
+        counts["failed"] += 1  # until it turns out otherwise: pytest.fail leaves by raising
         try:
             taken = capture_snapshot(_loaded(function), _spec(spec, args), backend)
         except JaxInspectError as exc:
             pytest.fail(f"jaxinspect could not snapshot {function!r}: {exc.message}", False)
         if not is_snapshot(folder):
             if not self._update:
-                pytest.fail(f"no stored snapshot at {folder}; run pytest {_UPDATE_FLAG}", False)
+                pytest.fail(f"no stored snapshot at {folder}; {_missing_hint(folder)}", False)
             write_snapshot(folder, taken)
-            return folder
-        self._compare(folder, taken, fail_on)
+            outcome = "written"
+        else:
+            outcome = self._compare(folder, taken, fail_on)
+        counts["failed"] -= 1
+        counts[outcome] += 1
         return folder
 
     def _claim(self, suffix: str) -> Path:
@@ -118,7 +261,8 @@ class SnapshotAssertion:
             )
         return folder
 
-    def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> None:
+    def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> str:
+        """``unchanged`` or ``written`` (with --jaxinspect-update); fails the test otherwise."""
         from jaxinspect.snapshot.compare import diff_snapshots
         from jaxinspect.snapshot.store import read_snapshot, write_snapshot
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
@@ -130,27 +274,38 @@ class SnapshotAssertion:
             # As `check --update`: a damaged stored snapshot is replaced, never compared.
             if self._update:
                 write_snapshot(folder, taken)
-                return
+                return "written"
             pytest.fail(f"{exc.message}; run pytest {_UPDATE_FLAG} to rewrite it", False)
         diff = diff_snapshots(stored, taken, "stored", "new")
         if diff.identical and not (self._update and diff.toolchain):
-            return
+            return "unchanged"
         if self._update:
             write_snapshot(folder, taken)
-            return
+            return "written"
         verdict = evaluate(parse_rules(fail_on), diff)
         if verdict.failed:
             pytest.fail(f"jaxinspect snapshot {folder} changed:\n{_describe(diff, verdict)}", False)
+        return "unchanged"  # within the test's fail_on rules
 
 
 @pytest.fixture
 def jaxinspect_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
-    """Assert a function's compiled form against ``__snapshots__/<module>/<test>``."""
-    test_file = Path(str(request.node.path))
-    directory = test_file.parent / SNAPSHOT_ROOT / snapshot_folder_name(test_file.stem, "")
+    """Assert a function's compiled form against ``__jaxinspect__/<module>/<test>``."""
+    directory = _module_folder(Path(str(request.node.path)))
     update = bool(request.config.getoption(_UPDATE_FLAG))
-    claimed = request.config.stash.setdefault(_FOLDERS_KEY, {})
-    return SnapshotAssertion(directory, request.node.name, request.node.nodeid, update, claimed)
+    state = _session(request.config)
+    return SnapshotAssertion(directory, request.node.name, request.node.nodeid, update, state)
+
+
+def _missing_hint(folder: Path) -> str:
+    """What to run; where an older version left this snapshot, how to move it instead."""
+    from jaxinspect.snapshot.hygiene import OLD_SNAPSHOT_ROOT, move_command
+
+    module = folder.parent
+    old = module.parent.parent / OLD_SNAPSHOT_ROOT / module.name
+    if (old / folder.name).is_dir():
+        return f"it is in the old place {old}; move it with: {move_command([old])}"
+    return f"run pytest {_UPDATE_FLAG}"
 
 
 def snapshot_folder_name(test_name: str, name: str) -> str:

@@ -343,7 +343,7 @@ def test_args_given_as_values(jaxinspect_snapshot):
 def test_the_pytest_fixture_takes_arguments_directly(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_model=FIXTURE_TEST)
     pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
-    root = pytester.path / "__snapshots__" / "test_model"
+    root = pytester.path / "__jaxinspect__" / "test_model"
     folders = sorted(p.name for p in root.iterdir())
     assert len(folders) == 2
     for folder in folders:

@@ -233,7 +233,7 @@ def test_pytest_plugin(pytester: pytest.Pytester) -> None:
     missing.stdout.fnmatch_lines(["*no stored snapshot*--jaxinspect-update*"])
 
     pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
-    stored = pytester.path / "__snapshots__" / "test_model" / "test_model"
+    stored = pytester.path / "__jaxinspect__" / "test_model" / "test_model"
     assert (stored / "hlo.txt").is_file()
     pytester.runpytest().assert_outcomes(passed=1)
 

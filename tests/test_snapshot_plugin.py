@@ -33,7 +33,7 @@ def test_distinct_ids_and_names_get_distinct_folders(pytester: pytest.Pytester) 
     """Issue #11 item 10: ids ``a/b`` and ``a_b``, names ``../x`` and ``x`` shared a folder."""
     pytester.makepyfile(test_model=COLLIDING.replace("SCALE", "2.0"))
     pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=3)
-    root = pytester.path / "__snapshots__" / "test_model"
+    root = pytester.path / "__jaxinspect__" / "test_model"
     assert sorted(p.name for p in root.iterdir()) == [
         "test_ids[a%2Fb]",
         "test_ids[a_b]",
@@ -110,7 +110,7 @@ def test_a_damaged_stored_snapshot_fails_clearly_and_update_rewrites_it(
 ) -> None:
     pytester.makepyfile(test_model=DAMAGED)
     pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
-    summary = pytester.path / "__snapshots__" / "test_model" / "test_sin" / "summary.json"
+    summary = pytester.path / "__jaxinspect__" / "test_model" / "test_sin" / "summary.json"
     good = summary.read_text()
     summary.write_text(good.replace('"flops": ', '"flops": "x", "was": ', 1))
     result = pytester.runpytest()
