@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_phase_fidelity.py
 	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
 	$(BIN)/python tests/benchmarks/bench_cli_fuzz.py
+	$(BIN)/python tests/benchmarks/bench_check_jobs.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,15 +58,29 @@ def backend_platforms() -> list[str]:
 
 @contextmanager
 def compilation_cache_disabled() -> Iterator[None]:
-    """The persistent compilation cache off inside the block, its old setting restored after."""
+    """The persistent compilation cache off inside the block, its old setting restored after.
+
+    The setting is global: with several threads inside (``check --jobs``), the first in turns
+    it off and the last out restores it.
+    """
     import jax
 
-    old = bool(jax.config.jax_enable_compilation_cache)
-    jax.config.update("jax_enable_compilation_cache", False)
+    with _CACHE_LOCK:
+        if not _CACHE_STATE["depth"]:
+            _CACHE_STATE["old"] = bool(jax.config.jax_enable_compilation_cache)
+            jax.config.update("jax_enable_compilation_cache", False)
+        _CACHE_STATE["depth"] += 1
     try:
         yield
     finally:
-        jax.config.update("jax_enable_compilation_cache", old)
+        with _CACHE_LOCK:
+            _CACHE_STATE["depth"] -= 1
+            if not _CACHE_STATE["depth"]:
+                jax.config.update("jax_enable_compilation_cache", _CACHE_STATE["old"])
+
+
+_CACHE_STATE: dict[str, Any] = {"depth": 0}
+_CACHE_LOCK = threading.Lock()
 
 
 def exclude_source_path(path: str) -> None:

@@ -15,6 +15,7 @@ import functools
 import io
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -123,24 +124,49 @@ def print_error(line: str, *, prefix: str = "Error") -> None:
 
 @contextmanager
 def stdout_to_stderr() -> Iterator[None]:
-    """Send writes to stdout to stderr for the block: ``sys.stdout`` and file descriptor 1."""
+    """Send writes to stdout to stderr for the block: ``sys.stdout`` and file descriptor 1.
+
+    Several threads may be inside at once (``check --jobs``): the first one in redirects, the
+    last one out restores, so no thread restores stdout while another's user code still runs.
+    """
+    with _REDIRECT_LOCK:
+        if not _REDIRECT["depth"]:
+            _REDIRECT["state"] = _redirect()
+        _REDIRECT["depth"] += 1
+    try:
+        yield
+    finally:
+        with _REDIRECT_LOCK:
+            _REDIRECT["depth"] -= 1
+            if not _REDIRECT["depth"]:
+                _restore(_REDIRECT.pop("state"))
+
+
+#: The redirection shared by the threads inside ``stdout_to_stderr``, and its nesting depth.
+_REDIRECT: dict[str, Any] = {"depth": 0}
+_REDIRECT_LOCK = threading.Lock()
+
+
+def _redirect() -> tuple[Any, Any, int | None]:
     saved_out, saved_err = sys.stdout, sys.stderr
     _flush(saved_out)  # the report so far goes to the real stdout, not to stderr below
     saved_fd = _redirect_fd1()
     sys.stdout = saved_err
-    try:
-        yield
-    finally:
-        # What the code wrote while fd 1 pointed at stderr must leave every buffer now: later,
-        # fd 1 is the report again (and os._exit at the end flushes no C buffers at all).
-        for stream in {id(s): s for s in (sys.stdout, sys.__stdout__, saved_err)}.values():
-            _flush(stream)
-        if saved_fd is not None:
-            _flush_c_stdio()
-            with contextlib.suppress(OSError):
-                os.dup2(saved_fd, 1)
-            os.close(saved_fd)
-        sys.stdout, sys.stderr = saved_out, saved_err
+    return saved_out, saved_err, saved_fd
+
+
+def _restore(state: tuple[Any, Any, int | None]) -> None:
+    saved_out, saved_err, saved_fd = state
+    # What the code wrote while fd 1 pointed at stderr must leave every buffer now: later,
+    # fd 1 is the report again (and os._exit at the end flushes no C buffers at all).
+    for stream in {id(s): s for s in (sys.stdout, sys.__stdout__, saved_err)}.values():
+        _flush(stream)
+    if saved_fd is not None:
+        _flush_c_stdio()
+        with contextlib.suppress(OSError):
+            os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+    sys.stdout, sys.stderr = saved_out, saved_err
 
 
 def _redirect_fd1() -> int | None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from jaxinspect.errors import StageError, UsageError
 from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
 from jaxinspect.snapshot.compare import diff_snapshots
 from jaxinspect.snapshot.manifest import Manifest, ManifestTarget
 from jaxinspect.snapshot.model import Snapshot
+from jaxinspect.snapshot.shard import Shard
 from jaxinspect.snapshot.store import (
     STAGING_DIR,
     CorruptSnapshotError,
@@ -26,13 +28,24 @@ from jaxinspect.snapshot.thresholds import Rule, evaluate
 
 
 def run_check(
-    manifest: Manifest, rules: tuple[Rule, ...], *, update: bool, context: int = 3
+    manifest: Manifest,
+    rules: tuple[Rule, ...],
+    *,
+    update: bool,
+    context: int = 3,
+    jobs: int = 1,
+    shard: Shard | None = None,
 ) -> CheckReport:
     """Snapshot every target (one pipeline run each) and compare or update.
 
     With ``update``, every interrupted write in the snapshot folder is finished or discarded
     first, and the comparisons and writes run under the folder's lock, so that concurrent
     updates take turns.
+
+    With ``jobs`` above 1, that many targets compile at once in threads (XLA releases the
+    GIL while it compiles); targets are loaded first, one at a time, and results keep the
+    manifest's order, so the report and the snapshots are the same as with one job. With
+    ``shard``, only that shard's targets and stale folders are checked.
 
     Raises:
         UsageError: A target, spec or stored snapshot is invalid, the disk refuses a write, or
@@ -41,38 +54,66 @@ def run_check(
     """
     root = manifest.snapshot_dir
     notes = _finish_interrupted(root) if update else _unfinished(root)
-    taken = [(item, _capture_or_failure(item)) for item in manifest.targets]
+    targets = manifest.targets
+    if shard is not None:
+        mine = shard.targets([t.name for t in targets])
+        targets = tuple(t for t in targets if t.name in mine)
+    taken = capture_all(targets, jobs)
     with locked(root, follow_symlink=True) if update else contextlib.nullcontext(0):
         results = [
             _compare_one(manifest, item, snapshot, rules, update, context, notes)
             if isinstance(snapshot, Snapshot)
             else TargetResult(item.name, item.target, "error", error=snapshot.message)
-            for item, snapshot in taken
+            for item, snapshot in zip(targets, taken, strict=True)
         ]
-        results.extend(_stale(manifest, update))
+        results.extend(_stale(manifest, update, shard))
     return CheckReport(str(manifest.source), str(root), update, tuple(results), tuple(notes))
 
 
-def _capture_or_failure(item: ManifestTarget) -> Snapshot | StageError:
-    """The target's snapshot, or how its code failed (a row of the report, not the end)."""
+def capture_all(targets: tuple[ManifestTarget, ...], jobs: int) -> list[Snapshot | StageError]:
+    """Each target's snapshot, or how its code failed, in the order given.
+
+    Loading (importing the user's file, reading the spec) runs one target at a time, since
+    imports share ``sys.modules``; the pipeline runs in up to ``jobs`` threads.
+    """
+    loaded = [_load_or_failure(item) for item in targets]
+    if jobs <= 1 or len(targets) <= 1:
+        return [_capture_or_failure(item) for item in loaded]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="jaxinspect-check") as pool:
+        return list(pool.map(_capture_or_failure, loaded))
+
+
+def _load_or_failure(item: ManifestTarget) -> tuple[ManifestTarget, Any, Any] | StageError:
+    from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options
+    from jaxinspect.inputs.target import load_target
+
     try:
-        return _capture(item)
+        if item.shapes is not None:
+            spec = load_spec(item.shapes)
+        elif item.args:
+            spec = parse_arg_options(list(item.args))
+        else:
+            spec = Spec(source="(no shapes)", args=())
+        return item, load_target(item.target), spec
     except StageError as exc:
         return exc
 
 
-def _capture(item: ManifestTarget) -> Snapshot:
-    from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options
-    from jaxinspect.inputs.target import load_target
+def _capture_or_failure(
+    loaded: tuple[ManifestTarget, Any, Any] | StageError,
+) -> Snapshot | StageError:
+    """The target's snapshot, or how its code failed (a row of the report, not the end)."""
     from jaxinspect.snapshot.capture import capture_snapshot
 
-    if item.shapes is not None:
-        spec = load_spec(item.shapes)
-    elif item.args:
-        spec = parse_arg_options(list(item.args))
-    else:
-        spec = Spec(source="(no shapes)", args=())
-    return capture_snapshot(load_target(item.target), spec, item.backend)
+    if isinstance(loaded, StageError):
+        return loaded
+    item, target, spec = loaded
+    try:
+        return capture_snapshot(target, spec, item.backend)
+    except StageError as exc:
+        return exc
 
 
 def _compare_one(
@@ -154,11 +195,13 @@ def _unfinished(root: Path) -> list[str]:
     ]
 
 
-def _stale(manifest: Manifest, update: bool) -> list[TargetResult]:
+def _stale(manifest: Manifest, update: bool, shard: Shard | None) -> list[TargetResult]:
     names = {t.name for t in manifest.targets}
     out = []
     for folder in _snapshot_folders(manifest.snapshot_dir):
         if folder.name in names or not is_snapshot(folder):
+            continue
+        if shard is not None and not shard.owns_stale(folder.name):
             continue
         if update:
             remove_snapshot(folder)

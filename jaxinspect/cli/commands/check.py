@@ -1,5 +1,6 @@
 """``jaxinspect check``: snapshot every manifest target and compare with the stored ones (CI)."""
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,6 +40,21 @@ def check(
         bool, typer.Option("--text/--no-text", help="Show changed targets' unified diffs.")
     ] = False,
     color: ColorOpt = ColorMode.AUTO,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Targets compiled at once, in one process (0: one per CPU core).",
+        ),
+    ] = 1,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Check only shard I of N (e.g. 2/4), a fixed share of the targets for CI jobs."
+        ),
+    ] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change.
@@ -48,12 +64,18 @@ def check(
     with errors_to_exit_codes(debug):
         from jaxinspect.snapshot.check import run_check
         from jaxinspect.snapshot.manifest import find_manifest, load_manifest
+        from jaxinspect.snapshot.shard import parse_shard
         from jaxinspect.snapshot.thresholds import parse_rules
 
+        share = None if shard is None else parse_shard(shard)
+        workers = jobs or os.cpu_count() or 1
         loaded = load_manifest(manifest if manifest is not None else find_manifest(Path.cwd()))
         rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
-        with _progress(f"checking {len(loaded.targets)} target(s) …"):
-            report = run_check(loaded, rules, update=update, context=context)
+        where = "" if share is None else f" (shard {share})"
+        with _progress(f"checking {len(loaded.targets)} target(s){where} …"):
+            report = run_check(
+                loaded, rules, update=update, context=context, jobs=workers, shard=share
+            )
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
         if output_format is OutputFormat.JSON:
