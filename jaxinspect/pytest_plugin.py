@@ -297,6 +297,61 @@ def jaxinspect_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
     return SnapshotAssertion(directory, request.node.name, request.node.nodeid, update, state)
 
 
+@pytest.fixture
+def jaxinspect_bench(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """Assert a function's steady-state latency against its stored baseline (see docs)."""
+    directory = _module_folder(Path(str(request.node.path)))
+    update = bool(request.config.getoption(_UPDATE_FLAG))
+    counter = {"calls": 0}
+
+    def assert_latency(
+        function: Callable[..., Any],
+        spec: Any = None,
+        *,
+        args: Sequence[Any] | Mapping[str, Any] | None = None,
+        name: str | None = None,
+        fail_on: str | None = None,
+        backend: str | None = None,
+        budget_s: float = 1.0,
+    ) -> Any:
+        from jaxinspect.bench.fixture import check_latency
+        from jaxinspect.errors import JaxInspectError
+
+        counter["calls"] += 1
+        calls = counter["calls"]
+        suffix = name if name is not None else (str(calls) if calls > 1 else "")
+        path = directory / (snapshot_folder_name(request.node.name, suffix) + ".bench.json")
+        try:
+            outcome, verdict = check_latency(
+                path,
+                _loaded(function),
+                _spec(spec, args),
+                update=update,
+                fail_on=fail_on,
+                backend=backend,
+                budget_s=budget_s,
+            )
+        except FileNotFoundError:
+            pytest.fail(f"no stored latency baseline at {path}; run pytest {_UPDATE_FLAG}", False)
+        except JaxInspectError as exc:
+            pytest.fail(f"jaxinspect_bench: {exc.message}", False)
+        if verdict is not None and verdict.failed:
+            pytest.fail(f"latency regression against {path}:\n{_describe_gate(verdict)}", False)
+        return verdict
+
+    return assert_latency
+
+
+def _describe_gate(verdict: Any) -> str:
+    from rich.console import Console
+
+    from jaxinspect.renderers.bench.gate import render_gate
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, color_system=None).print(render_gate(verdict))
+    return buffer.getvalue() + f"Accept it as the new baseline with: pytest {_UPDATE_FLAG}"
+
+
 def _missing_hint(folder: Path) -> str:
     """What to run; where an older version left this snapshot, how to move it instead."""
     from jaxinspect.snapshot.hygiene import OLD_SNAPSHOT_ROOT, move_command

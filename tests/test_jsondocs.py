@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from jaxinspect.bench import baseline
 from jaxinspect.errors import ExitCode
 from jaxinspect.renderers.bench import jsondoc as bench
 from jaxinspect.renderers.cases import jsondoc as cases
@@ -25,6 +26,7 @@ SERIALIZERS = (
     (recompile.SCHEMA, recompile.SCHEMA_VERSION),
     (snapshot.DIFF_SCHEMA, snapshot.DIFF_SCHEMA_VERSION),
     (snapshot.CHECK_SCHEMA, snapshot.CHECK_SCHEMA_VERSION),
+    ("bench-baseline.schema.json", baseline.SCHEMA_VERSION),
 )
 
 

@@ -62,6 +62,7 @@ class BenchOptions:
         backend: Platform to run on; ``None`` = JAX's default.
         compilation_cache: Persistent compilation cache folder, or ``None`` for no cache.
         debug: Whether errors from cold processes carry their Python traceback.
+        gate: Also measure the rounds a latency gate judges (``--save``, ``--baseline``).
     """
 
     cold_runs: int = 3
@@ -73,6 +74,7 @@ class BenchOptions:
     backend: str | None = None
     compilation_cache: str | None = None
     debug: bool = False
+    gate: bool = False
 
 
 def run_bench(
@@ -105,7 +107,7 @@ def run_bench(
             results.append(_failure(source, exc))
             continue
         results.append(result)
-        environment = environment or _environment(call.device, call.spec.needs_x64)
+        environment = environment or environment_of(call.device, call.spec.needs_x64)
     settings = BenchSettings(
         cold_runs=options.cold_runs,
         runs=options.runs,
@@ -176,6 +178,18 @@ def _bench_one(
         )
         progress(label, 2, 3)
         dispatch = measure_tiny_dispatch(call.device, budget)
+        gate = None
+        if options.gate:
+            from jaxinspect.bench.gate import measure_rounds
+
+            gate = measure_rounds(
+                artifacts.compiled,
+                inputs,
+                call.device,
+                call_s=cached.median_s,
+                budget_s=options.time_budget_s,
+                target=target,
+            )
         progress(label, 3, 3)
     result = BenchResult(
         spec=source.label,
@@ -186,6 +200,7 @@ def _bench_one(
         pipelined=pipelined,
         dispatch=dispatch,
         persistent_cache=cache_report,
+        gate=gate,
     )
     return result, call
 
@@ -212,7 +227,8 @@ def _cold(
     return run_cache_rounds(config, runs, options.compilation_cache, on_sample)
 
 
-def _environment(device: Any, x64: bool) -> Environment:
+def environment_of(device: Any, x64: bool) -> Environment:
+    """Where a measurement runs: device, versions, host."""
     return Environment(
         backend=device.platform,
         device=describe_device(device),

@@ -130,6 +130,18 @@ class PersistentCacheReport:
 
 
 @dataclass(frozen=True, slots=True)
+class GateRounds:
+    """A latency gate's samples (``jaxinspect.bench.gate``), seconds per round: the fastest
+    and the median of the target's calls, and the fastest call of a fixed reference program
+    timed right after (a yardstick of the machine's speed)."""
+
+    calls_per_round: int
+    target_min_s: tuple[float, ...]
+    target_median_s: tuple[float, ...]
+    reference_min_s: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class BenchResult:
     """Every measurement for one spec of the target."""
 
@@ -143,6 +155,8 @@ class BenchResult:
     pipelined: PipelinedStats
     dispatch: DispatchStats
     persistent_cache: PersistentCacheReport | None
+    #: With ``--save`` or ``--baseline``: the rounds a latency gate judges.
+    gate: GateRounds | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,7 +22,7 @@ from jaxinspect.cli.options import (
     errors_to_exit_codes,
     format_option,
 )
-from jaxinspect.errors import SpecError, UsageError
+from jaxinspect.errors import ExitCode, SpecError, UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
@@ -77,6 +78,28 @@ def bench(
     ] = None,
     seed: SeedOpt = 0,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
+    save: Annotated[
+        Path | None,
+        typer.Option(help="Write the samples and environment as a latency baseline (JSON)."),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="Compare with a --save file; exit 1 when a --fail-on rule regresses."),
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="With --baseline: rules such as 'cached.min>+10%,compile>+25%' "
+            "(default cached.min>+10%).",
+        ),
+    ] = None,
+    strict_env: Annotated[
+        bool,
+        typer.Option(
+            "--strict-env", help="With --baseline: a different machine or toolchain fails too."
+        ),
+    ] = False,
     timeout: TimeoutOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -93,8 +116,13 @@ def bench(
         forward_sigterm(),
         run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children),
     ):
+        from jaxinspect.bench.baseline import load_baseline, parse_gate_rules
         from jaxinspect.bench.runner import BenchOptions, run_bench
 
+        if (fail_on is not None or strict_env) and baseline is None:
+            raise UsageError("--fail-on and --strict-env compare with a --baseline FILE")
+        rules = parse_gate_rules(fail_on)
+        stored = None if baseline is None else load_baseline(baseline)
         sources = _sources(shapes, arg, case, compare, tuple(donate or ()))
         main, others = sources[0], sources[1:]
         options = BenchOptions(
@@ -107,11 +135,37 @@ def bench(
             backend=backend,
             compilation_cache=compilation_cache,
             debug=debug,
+            gate=save is not None or baseline is not None,
         )
         with _progress_bar() as (progress, notice):
             report = run_bench(target, main, others, options, progress, notice)
-        _render(report, output_format)
+        from jaxinspect.reports.bench import BenchResult
+
+        verdict = None
+        if stored is not None and isinstance(report.result, BenchResult):
+            from jaxinspect.bench.baseline import judge
+
+            assert report.environment is not None  # the main spec was measured
+            verdict = judge(
+                stored,
+                str(baseline),
+                report.result,
+                report.environment,
+                rules,
+                strict_environment=strict_env,
+            )
+        _render(report, output_format, verdict)
+        if save is not None and isinstance(report.result, BenchResult):
+            from jaxinspect.bench.baseline import baseline_document, save_baseline
+
+            save_baseline(save, baseline_document(report))
+            print(f"jaxinspect: wrote the latency baseline {save}", file=sys.stderr)
         _exit_for_failures(report, debug)
+        if verdict is not None:
+            for note in verdict.environment_notes:
+                print(f"note: the baseline was measured elsewhere: {note}", file=sys.stderr)
+            if verdict.failed:
+                raise SystemExit(int(ExitCode.DIFFERENCES))
 
 
 def _sources(
@@ -148,16 +202,21 @@ def _exit_for_failures(report: "BenchReport", debug: bool) -> None:
     exit_for_failed_cases(failures, total=len(report.outcomes), debug=debug)
 
 
-def _render(report: Any, output_format: OutputFormat) -> None:
+def _render(report: Any, output_format: OutputFormat, verdict: Any) -> None:
     if output_format is OutputFormat.JSON:
         from jaxinspect.renderers.bench.jsondoc import render_bench_json
 
-        sys.stdout.write(render_bench_json(report))
+        sys.stdout.write(render_bench_json(report, verdict))
         return
     from jaxinspect.renderers.bench.console import render_bench_console
     from jaxinspect.renderers.stdout import stdout_console
 
-    stdout_console().print(render_bench_console(report))
+    console = stdout_console()
+    console.print(render_bench_console(report))
+    if verdict is not None:
+        from jaxinspect.renderers.bench.gate import render_gate
+
+        console.print(render_gate(verdict))
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from jaxinspect.reports.bench import (
     SpecFailure,
     SpecOutcome,
 )
+from jaxinspect.reports.bench_gate import GateVerdict
 
 #: The schema this document follows, and its version: bump both on any incompatible change of
 #: paths or meanings (a test checks that they agree).
@@ -22,9 +23,38 @@ SCHEMA = "bench.schema.json"
 SCHEMA_VERSION = 1
 
 
-def render_bench_json(report: BenchReport) -> str:
-    """Indented JSON with sorted keys."""
-    return json_text(bench_to_dict(report))
+def render_bench_json(report: BenchReport, verdict: GateVerdict | None = None) -> str:
+    """Indented JSON with sorted keys; with a latency gate's verdict under ``gate``."""
+    document = bench_to_dict(report)
+    if verdict is not None:
+        document["gate"] = gate_to_dict(verdict)
+    return json_text(document)
+
+
+def gate_to_dict(verdict: GateVerdict) -> dict[str, Any]:
+    """``gate.failed``, ``gate.rules[]`` (ratio, bounds, regressed), ``gate.environment_notes``."""
+    return {
+        "baseline": verdict.baseline,
+        "confidence": verdict.confidence,
+        "failed": verdict.failed,
+        "strict_environment": verdict.strict_environment,
+        "environment_notes": list(verdict.environment_notes),
+        "rules": [
+            {
+                "rule": o.rule.text,
+                "metric": o.rule.metric,
+                "threshold": o.rule.threshold,
+                "ratio": o.ratio,
+                "low": o.low,
+                "high": o.high,
+                "regressed": o.regressed,
+                "samples": o.samples,
+                "baseline_samples": o.baseline_samples,
+                "method": o.method,
+            }
+            for o in verdict.outcomes
+        ],
+    }
 
 
 def bench_to_dict(report: BenchReport) -> dict[str, Any]:

@@ -1,0 +1,51 @@
+"""Immutable results of a latency gate: ``bench --baseline FILE --fail-on RULES``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GateRule:
+    """``cached.median>+10%``: fail when ``metric`` is slower by more than ``threshold``."""
+
+    text: str
+    metric: str  # "cached.median" or a cold phase ("compile", "first_call", ...)
+    threshold: float  # 0.10 for +10 %
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOutcome:
+    """One rule judged on the samples of the baseline and of this run.
+
+    ``ratio`` is this run's median over the baseline's (for ``cached.median`` both are
+    medians of per-round target/reference ratios); ``low`` and ``high`` bound it with the
+    stated confidence (bootstrap over the samples). A regression needs ``low`` above
+    ``1 + threshold``: slower beyond the threshold *and* beyond what the noise explains.
+    """
+
+    rule: GateRule
+    ratio: float
+    low: float
+    high: float
+    regressed: bool
+    baseline_samples: int
+    samples: int
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """Every rule's outcome, and how the baseline's environment differs from this one."""
+
+    baseline: str
+    confidence: float
+    outcomes: tuple[RuleOutcome, ...]
+    environment_notes: tuple[str, ...]
+    strict_environment: bool
+
+    @property
+    def failed(self) -> bool:
+        """Whether any rule found a regression (or the environment differs under --strict-env)."""
+        regressed = any(o.regressed for o in self.outcomes)
+        return regressed or (self.strict_environment and bool(self.environment_notes))
