@@ -19,6 +19,13 @@ AUDIENCE: dict[OutputFormat, str] = {
 }
 
 
+class TextDiffMode(enum.StrEnum):
+    """A value of ``--text-diff``: how ``diff`` and ``check`` compare stage texts."""
+
+    STRUCTURAL = "structural"  # names matched by structure first: a renaming is no change
+    LINES = "lines"  # a plain line diff of the normalized texts
+
+
 class ColorMode(enum.StrEnum):
     """A value of ``--color``: when the unified diff of ``diff`` and ``check`` is coloured."""
 

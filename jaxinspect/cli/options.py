@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from jaxinspect.cli.exits import errors_to_exit_codes as errors_to_exit_codes
-from jaxinspect.cli.formats import AUDIENCE, ColorMode, OutputFormat
+from jaxinspect.cli.formats import AUDIENCE, ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
@@ -58,6 +58,12 @@ FailOnOpt = Annotated[
 ]
 ContextOpt = Annotated[int, typer.Option(min=0, help="Lines of context around each change.")]
 ColorOpt = Annotated[ColorMode, typer.Option(help="Colour the unified diff.")]
+TextDiffOpt = Annotated[
+    TextDiffMode,
+    typer.Option(
+        help="structural: match names by structure so renumbering is no change; lines: plain."
+    ),
+]
 
 
 def format_option(*formats: OutputFormat) -> Any:

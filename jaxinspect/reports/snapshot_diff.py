@@ -52,6 +52,13 @@ class TextChange:
     a_name: str
     b_name: str
     hunks: tuple[Hunk, ...]
+    #: With a structural diff: names of the old text rewritten to their match in the new one.
+    renamed: int = 0
+    #: Values (instructions, variables) defined only in the new text, only in the old one, and
+    #: in both but on a changed line.
+    added_names: tuple[str, ...] = ()
+    removed_names: tuple[str, ...] = ()
+    changed_names: tuple[str, ...] = ()
 
     @property
     def added(self) -> int:

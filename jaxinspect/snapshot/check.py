@@ -35,6 +35,7 @@ def run_check(
     context: int = 3,
     jobs: int = 1,
     shard: Shard | None = None,
+    structural: bool = True,
 ) -> CheckReport:
     """Snapshot every target (one pipeline run each) and compare or update.
 
@@ -61,7 +62,7 @@ def run_check(
     taken = capture_all(targets, jobs)
     with locked(root, follow_symlink=True) if update else contextlib.nullcontext(0):
         results = [
-            _compare_one(manifest, item, snapshot, rules, update, context, notes)
+            _compare_one(manifest, item, snapshot, rules, update, context, notes, structural)
             if isinstance(snapshot, Snapshot)
             else TargetResult(item.name, item.target, "error", error=snapshot.message)
             for item, snapshot in zip(targets, taken, strict=True)
@@ -124,6 +125,7 @@ def _compare_one(
     update: bool,
     context: int,
     notes: list[str],
+    structural: bool = True,
 ) -> TargetResult:
     folder = _target_folder(manifest.snapshot_dir, item.name)
     if not is_snapshot(folder):
@@ -139,7 +141,8 @@ def _compare_one(
         write_snapshot(folder, snapshot, follow_symlink=False)
         notes.append(f"{exc.path}: corrupt snapshot ({exc.problem}); rewrote it")
         return TargetResult(item.name, item.target, "new", written=True)
-    diff = diff_snapshots(stored, snapshot, f"stored/{item.name}", f"new/{item.name}", context)
+    labels = f"stored/{item.name}", f"new/{item.name}"
+    diff = diff_snapshots(stored, snapshot, *labels, context, structural=structural)
     status = "unchanged" if diff.identical else "changed"
     if update and (not diff.identical or diff.toolchain):
         write_snapshot(folder, snapshot, follow_symlink=False)

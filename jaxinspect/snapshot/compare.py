@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from jaxinspect.reports.snapshot_diff import MetricChange, OpChange, SnapshotDiff, TextChange
 from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
+from jaxinspect.snapshot.structural import structural_diff
 from jaxinspect.snapshot.textdiff import LineDiff, diff_lines
 
 _HEADER_FIELDS = ("jax_version", "jaxlib_version", "backend", "device_kind", "x64")
@@ -18,10 +19,14 @@ def diff_snapshots(
     b_label: str,
     context: int = 3,
     line_diffs: Mapping[str, LineDiff] | None = None,
+    *,
+    structural: bool = True,
 ) -> SnapshotDiff:
-    """Compare ``old`` and ``new``; stage texts are diffed line by line with ``context``.
+    """Compare ``old`` and ``new``; stage texts are diffed with ``context`` lines.
 
-    ``line_diffs`` holds stage texts' line diffs already computed (see ``load_sides``).
+    ``line_diffs`` holds stage texts' line diffs already computed (see ``load_sides``). With
+    ``structural``, names are matched by structure first (``jaxinspect.snapshot.structural``),
+    so a renumbering is no change; otherwise the normalized texts are diffed line by line.
     """
     return SnapshotDiff(
         a_label=a_label,
@@ -29,7 +34,7 @@ def diff_snapshots(
         toolchain=_toolchain(old, new),
         op_changes=_op_changes(old, new),
         metrics=_metrics(old, new),
-        texts=_texts(old, new, (a_label, b_label), context, line_diffs or {}),
+        texts=_texts(old, new, (a_label, b_label), context, line_diffs or {}, structural),
     )
 
 
@@ -65,6 +70,7 @@ def _texts(
     labels: tuple[str, str],
     context: int,
     line_diffs: Mapping[str, LineDiff],
+    structural: bool,
 ) -> tuple[TextChange, ...]:
     out = []
     for stage, filename in STAGE_FILES:
@@ -74,7 +80,22 @@ def _texts(
         diff = line_diffs.get(stage)
         if diff is None or not diff.of(a_text or "", b_text or ""):
             diff = diff_lines(a_text or "", b_text or "")
-        hunks = tuple(diff.hunks(context))
         a_name, b_name = f"{labels[0]}/{filename}", f"{labels[1]}/{filename}"
-        out.append(TextChange(stage, a_name, b_name, hunks))
+        if not structural:
+            out.append(TextChange(stage, a_name, b_name, tuple(diff.hunks(context))))
+            continue
+        matched = structural_diff(stage, diff)
+        if not matched.lines.changes:
+            continue  # only names differ: no change in meaning
+        change = TextChange(
+            stage,
+            a_name,
+            b_name,
+            tuple(matched.lines.hunks(context)),
+            renamed=matched.renamed,
+            added_names=matched.added,
+            removed_names=matched.removed,
+            changed_names=matched.changed,
+        )
+        out.append(change)
     return tuple(out)

@@ -3,7 +3,8 @@
 Builds two normalized HLO texts from a real compiled program (the sample transformer block,
 its computations repeated with per-copy instruction names, as a deeper stack would print),
 of 200,000 and 400,000 lines, with about 300 scattered changes (edited, deleted and inserted
-lines); then times both tools on the same files, interleaved, and prints the ratios.
+lines); then times both tools on the same files, interleaved, and prints the ratios, for
+jaxinspect's default structural diff and for ``--text-diff lines``.
 
 Run: .venv/bin/python tests/benchmarks/bench_snapdiff.py [--repeats 5]
 Goals: jaxinspect/GNU <= 3x, and jaxinspect(400k)/jaxinspect(200k) <= 2.3x.
@@ -91,8 +92,9 @@ def main() -> None:
     if gnu is None:
         raise SystemExit("GNU diff is needed for the reference timing")
     hlo = real_hlo()
-    jaxinspect = [sys.executable, "-m", "jaxinspect", "diff", "--color", "never"]
-    medians: dict[int, tuple[float, float]] = {}
+    base = [sys.executable, "-m", "jaxinspect", "diff", "--color", "never"]
+    modes = {"structural": [*base], "lines": [*base, "--text-diff", "lines"]}
+    medians: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in (200_000, 400_000):
             a = build(hlo, size)
@@ -100,18 +102,23 @@ def main() -> None:
             pa, pb = Path(tmp) / f"a{size}.txt", Path(tmp) / f"b{size}.txt"
             pa.write_text("\n".join(a) + "\n")
             pb.write_text("\n".join(b) + "\n")
-            ours, theirs = [], []
-            for _ in range(args.repeats):  # interleaved, so load affects both alike
-                ours.append(wall([*jaxinspect, str(pa), str(pb)]))
-                theirs.append(wall([gnu, "-u", str(pa), str(pb)]))
-            medians[size] = (statistics.median(ours), statistics.median(theirs))
-            print(
-                f"{size:>7} lines, {args.changes * size // 200_000} changes: "
-                f"jaxinspect diff {medians[size][0]:.3f} s, GNU diff -u {medians[size][1]:.3f} s, "
-                f"ratio {medians[size][0] / medians[size][1]:.2f}x (goal <= 3x)"
-            )
-    growth = medians[400_000][0] / medians[200_000][0]
-    print(f"jaxinspect diff 400k/200k time: {growth:.2f}x (goal <= 2.3x)")
+            times: dict[str, list[float]] = {name: [] for name in (*modes, "gnu")}
+            for _ in range(args.repeats):  # interleaved, so load affects all alike
+                for name, command in modes.items():
+                    times[name].append(wall([*command, str(pa), str(pb)]))
+                times["gnu"].append(wall([gnu, "-u", str(pa), str(pb)]))
+            gnu_s = statistics.median(times["gnu"])
+            for name in modes:
+                medians[name, size] = statistics.median(times[name])
+                print(
+                    f"{size:>7} lines, {args.changes * size // 200_000} changes, "
+                    f"--text-diff {name}: jaxinspect diff {medians[name, size]:.3f} s, "
+                    f"GNU diff -u {gnu_s:.3f} s, ratio {medians[name, size] / gnu_s:.2f}x "
+                    "(goal <= 3x)"
+                )
+    for name in modes:
+        growth = medians[name, 400_000] / medians[name, 200_000]
+        print(f"--text-diff {name}: 400k/200k time {growth:.2f}x (goal <= 2.3x)")
 
 
 if __name__ == "__main__":

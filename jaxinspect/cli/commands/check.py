@@ -8,12 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from jaxinspect.cli.commands.diff import DEFAULT_CONTEXT, FORMATS, write_text_diffs
-from jaxinspect.cli.formats import ColorMode, OutputFormat
+from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.cli.options import (
     ColorOpt,
     ContextOpt,
     DebugOpt,
     FailOnOpt,
+    TextDiffOpt,
     errors_to_exit_codes,
     format_option,
 )
@@ -49,6 +50,7 @@ def check(
             help="Targets compiled at once, in one process (0: one per CPU core).",
         ),
     ] = 1,
+    text_diff: TextDiffOpt = TextDiffMode.STRUCTURAL,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -74,7 +76,13 @@ def check(
         where = "" if share is None else f" (shard {share})"
         with _progress(f"checking {len(loaded.targets)} target(s){where} …"):
             report = run_check(
-                loaded, rules, update=update, context=context, jobs=workers, shard=share
+                loaded,
+                rules,
+                update=update,
+                context=context,
+                jobs=workers,
+                shard=share,
+                structural=text_diff is TextDiffMode.STRUCTURAL,
             )
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)

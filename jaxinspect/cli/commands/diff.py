@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect.cli.exits import errors_to_exit_codes
-from jaxinspect.cli.formats import ColorMode, OutputFormat
+from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class DiffArgs:
     color: ColorMode = ColorMode.AUTO
     text: bool = True
     debug: bool = False
+    text_diff: TextDiffMode = TextDiffMode.STRUCTURAL
 
 
 def register(app: "typer.Typer") -> None:
@@ -50,7 +51,14 @@ def register(app: "typer.Typer") -> None:
 
     import typer
 
-    from jaxinspect.cli.options import ColorOpt, ContextOpt, DebugOpt, FailOnOpt, format_option
+    from jaxinspect.cli.options import (
+        ColorOpt,
+        ContextOpt,
+        DebugOpt,
+        FailOnOpt,
+        TextDiffOpt,
+        format_option,
+    )
 
     def diff(
         old: Annotated[Path, typer.Argument(help="Stored snapshot folder or stage text file.")],
@@ -62,13 +70,14 @@ def register(app: "typer.Typer") -> None:
         text: Annotated[
             bool, typer.Option("--text/--no-text", help="Show the unified diff after the summary.")
         ] = True,
+        text_diff: TextDiffOpt = TextDiffMode.STRUCTURAL,
         debug: DebugOpt = False,
     ) -> None:
         """Compare two snapshots: a semantic summary, then a unified diff. Exit 0 same, 1 different.
 
         Never imports jax: it reads stored files only.
         """
-        run_diff(DiffArgs(old, new, fail_on, output_format, context, color, text, debug))
+        run_diff(DiffArgs(old, new, fail_on, output_format, context, color, text, debug, text_diff))
 
     app.command(name="diff")(diff)
 
@@ -80,6 +89,7 @@ VALUE_OPTIONS = {
     "-f": "output_format",
     "--context": "context",
     "--color": "color",
+    "--text-diff": "text_diff",
 }
 FLAG_OPTIONS = {
     "--text": ("text", True),
@@ -127,7 +137,11 @@ def _value(field: str, text: str) -> object:
         return text
     if field == "context":
         return int(text) if text.isascii() and text.isdigit() else None
-    choices = FORMATS if field == "output_format" else tuple(ColorMode)
+    choices: tuple[Any, ...] = {
+        "output_format": FORMATS,
+        "color": tuple(ColorMode),
+        "text_diff": tuple(TextDiffMode),
+    }[field]
     return next((choice for choice in choices if choice.value == text), None)
 
 
@@ -143,7 +157,15 @@ def run_diff(args: DiffArgs) -> None:
         a, b, line_diffs = load_sides(
             args.old, args.new, lambda: renderer_module(args.output_format)
         )
-        result = diff_snapshots(a, b, str(args.old), str(args.new), args.context, line_diffs)
+        result = diff_snapshots(
+            a,
+            b,
+            str(args.old),
+            str(args.new),
+            args.context,
+            line_diffs,
+            structural=args.text_diff is TextDiffMode.STRUCTURAL,
+        )
         verdict = evaluate(rules, result)
         _print_diff(result, verdict, args.output_format, args.text, args.color)
         if verdict.failed:

@@ -8,7 +8,12 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from jaxinspect.renderers.fit import Col, FitTable
-from jaxinspect.renderers.snapshot.text import format_delta, format_metric, toolchain_line
+from jaxinspect.renderers.snapshot.text import (
+    format_delta,
+    format_metric,
+    text_change_line,
+    toolchain_line,
+)
 
 if TYPE_CHECKING:
     from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
@@ -58,7 +63,7 @@ def render_diff_summary(diff: SnapshotDiff, verdict: Verdict | None) -> Renderab
             )
         parts.append(metrics)
     for change in diff.texts:
-        parts.append(Text(f"{change.stage}: +{change.added} -{change.removed} lines"))
+        parts.append(Text(text_change_line(change)))
     return Group(*parts)
 
 

@@ -63,6 +63,12 @@ def diff_to_dict(diff: SnapshotDiff, verdict: Verdict | None) -> dict[str, Any]:
                 "stage": t.stage,
                 "added": t.added,
                 "removed": t.removed,
+                "renamed": t.renamed,
+                "values": {
+                    "added": list(t.added_names),
+                    "removed": list(t.removed_names),
+                    "changed": list(t.changed_names),
+                },
                 "hunks": [
                     {
                         "a_start": h.a_start,

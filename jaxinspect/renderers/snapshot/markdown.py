@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from jaxinspect.renderers.snapshot.text import (
     format_delta,
     format_metric,
+    text_change_line,
     text_diff_lines,
     toolchain_line,
 )
@@ -64,7 +65,7 @@ def render_diff_markdown(diff: SnapshotDiff, verdict: Verdict | None, title: str
         cut = len(lines) - MAX_DIFF_LINES
         shown = "".join(lines[:MAX_DIFF_LINES]).replace("```", "` ` `")
         out += [
-            f"<details><summary>{change.stage}: +{change.added} -{change.removed} lines</summary>",
+            f"<details><summary>{text_change_line(change)}</summary>",
             "",
             "```diff",
             shown.rstrip("\n"),

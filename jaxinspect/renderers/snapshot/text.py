@@ -36,6 +36,27 @@ def format_delta(change: MetricChange) -> str:
     return f"{shown} ({percent:+.1f}%)"
 
 
+def text_change_line(change: TextChange) -> str:
+    """``hlo: +5 -2 lines (58 renamings not shown); added: mul.0, ...; changed: add.2``."""
+    line = f"{change.stage}: +{change.added} -{change.removed} lines"
+    if change.renamed:
+        line += f" ({change.renamed} renamings not shown)"
+    for label, names in (
+        ("added", change.added_names),
+        ("removed", change.removed_names),
+        ("changed", change.changed_names),
+    ):
+        if names:
+            shown = ", ".join(names[:_NAMES_SHOWN])
+            more = f" +{len(names) - _NAMES_SHOWN} more" if len(names) > _NAMES_SHOWN else ""
+            line += f"; {label}: {shown}{more}"
+    return line
+
+
+#: Values named per kind in a summary line (the JSON lists them all).
+_NAMES_SHOWN = 6
+
+
 def toolchain_line(diff: SnapshotDiff) -> str | None:
     """``Toolchain changed: jax 0.10.1 -> 0.10.2, ...`` or ``None``."""
     if not diff.toolchain:

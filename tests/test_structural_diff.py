@@ -1,0 +1,161 @@
+"""Structural diffs on real compiler output: a renaming is no change, one edit is a few lines."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import sample
+from jaxinspect.inputs.spec import load_spec, parse_spec_text
+from jaxinspect.inputs.target import load_target
+from jaxinspect.snapshot.capture import capture_snapshot
+from jaxinspect.snapshot.compare import diff_snapshots
+from jaxinspect.snapshot.model import Snapshot
+from jaxinspect.snapshot.store import write_snapshot
+from jaxinspect.snapshot.structural import structural_diff
+from jaxinspect.snapshot.textdiff import diff_lines
+
+STAGES = ("jaxpr", "stablehlo", "hlo")
+
+
+def changed_lines(stage: str, a: str, b: str, *, structural: bool = True) -> int:
+    plain = diff_lines(a, b)
+    lines = structural_diff(stage, plain).lines if structural else plain
+    return sum(len(c.added) + len(c.removed) for c in lines.changes)
+
+
+@pytest.fixture(scope="module")
+def transformer_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Snapshot, Snapshot]:
+    """The sample transformer block, and the same with its output times 0.5 (issue #14)."""
+    root = tmp_path_factory.mktemp("edit")
+    source = Path(sample("transformer.py")).read_text()
+    edited = source.replace(
+        '    return x + hidden @ params["w2"]', '    return 0.5 * (x + hidden @ params["w2"])'
+    )
+    assert edited != source
+    (root / "old.py").write_text(source)
+    (root / "new.py").write_text(edited)
+    spec = load_spec(sample("transformer.yaml"))
+    return (
+        capture_snapshot(load_target(f"{root}/old.py:block"), spec),
+        capture_snapshot(load_target(f"{root}/new.py:block"), spec),
+    )
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_one_edit_is_at_most_ten_changed_lines(
+    transformer_pair: tuple[Snapshot, Snapshot], stage: str
+) -> None:
+    old, new = (s.text(stage) or "" for s in transformer_pair)
+    assert changed_lines(stage, old, new) <= 10
+    if stage == "hlo":  # the renumbering a line diff shows
+        assert changed_lines(stage, old, new, structural=False) > 100
+
+
+def test_the_changed_hlo_lines_are_the_multiply_and_its_fusion(
+    transformer_pair: tuple[Snapshot, Snapshot],
+) -> None:
+    diff = diff_snapshots(*transformer_pair, "old", "new")
+    hlo = next(t for t in diff.texts if t.stage == "hlo")
+    lines = [line for h in hlo.hunks for mark, line in h.lines if mark in "+-"]
+    assert any("constant(0.5)" in line for line in lines)
+    assert any("multiply(" in line for line in lines)
+    assert hlo.renamed > 20
+    assert any("multiply" in name for name in hlo.added_names)
+    plain = diff_snapshots(*transformer_pair, "old", "new", structural=False)
+    assert next(t for t in plain.texts if t.stage == "hlo").renamed == 0
+
+
+def rename_hlo(text: str) -> str:
+    """Every instruction, computation and parameter name changed (``%x.3`` -> ``%x.3_r``)."""
+    names = set(re.findall(r"%([\w.\-]+)", text))
+    text = re.sub(r"%([\w.\-]+)", lambda m: f"%{m.group(1)}_r", text)
+    return re.sub(
+        r"(?<=[(,] )([\w.\-]+)(?=: )|(?<=\()([\w.\-]+)(?=: )",
+        lambda m: m.group(0) + "_r" if m.group(0) in names else m.group(0),
+        text,
+    )
+
+
+def rename_stablehlo(text: str) -> str:
+    return re.sub(r"%([\w.\-$]+)", lambda m: f"%r{m.group(1)}", text)
+
+
+def rename_jaxpr(text: str) -> str:
+    """Every variable gets another name; primitives (after ``=``) and keywords stay."""
+    names = set(re.findall(r"(?<![\w.])([a-z]+):[a-z]", text)) - {"lambda", "let", "in"}
+
+    def rename_line(line: str) -> str:
+        primitive = re.search(r" = ([a-z_]\w*)", line)
+        skip = primitive.start(1) if primitive else -1
+        return re.sub(
+            r"(?<![\w.\[=:])([a-z]+)(?![\w\[=(])",
+            lambda m: (
+                f"q{m.group(1)}" if m.group(1) in names and m.start(1) != skip else m.group(1)
+            ),
+            line,
+        )
+
+    return "\n".join(rename_line(line) for line in text.split("\n"))
+
+
+RENAMERS: dict[str, Callable[[str], str]] = {
+    "hlo": rename_hlo,
+    "stablehlo": rename_stablehlo,
+    "jaxpr": rename_jaxpr,
+}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_texts_that_differ_only_in_names_have_no_changed_line(
+    transformer_pair: tuple[Snapshot, Snapshot], stage: str
+) -> None:
+    text = transformer_pair[0].text(stage) or ""
+    renamed = RENAMERS[stage](text)
+    assert changed_lines(stage, text, renamed, structural=False) > 50
+    assert changed_lines(stage, text, renamed) == 0
+
+
+def test_programs_differing_in_dead_code_compile_to_no_hlo_change(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    body = """
+    import jax.numpy as jnp
+
+
+    def f(x):
+        DEAD
+        y = jnp.sin(x) * 2.0
+        return jnp.tanh(y) + x
+    """
+    snaps = []
+    for name, dead in (("a", "pass"), ("b", "unused = jnp.cos(x) * 3.0 + jnp.exp(x)")):
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(body).replace("DEAD", dead))
+        spec = parse_spec_text("args:\n  x: f32[8,16]\n", source="spec")
+        folder = tmp_path / f"snap_{name}"
+        write_snapshot(folder, capture_snapshot(load_target(f"{tmp_path}/{name}.py:f"), spec))
+        snaps.append(folder)
+    result = run_cli("diff", *snaps, "--format", "json")
+    import json
+
+    texts = {t["stage"]: t for t in json.loads(result.stdout)["texts"]}
+    assert set(texts) == {"jaxpr"}  # XLA removed the dead code; the jaxpr still has it
+    assert texts["jaxpr"]["removed"] == 0 and texts["jaxpr"]["added"] == 4
+    assert texts["jaxpr"]["renamed"] > 0
+    lines = run_cli("diff", *snaps, "--text-diff", "lines", "--format", "json")
+    plain = {t["stage"]: t for t in json.loads(lines.stdout)["texts"]}
+    assert plain["jaxpr"]["removed"] > 0 and plain["jaxpr"]["renamed"] == 0
+
+
+def test_the_structural_diff_is_what_check_and_the_summary_show(
+    transformer_pair: tuple[Snapshot, Snapshot],
+) -> None:
+    from jaxinspect.renderers.snapshot.text import text_change_line
+
+    diff = diff_snapshots(*transformer_pair, "old", "new")
+    line = text_change_line(next(t for t in diff.texts if t.stage == "hlo"))
+    assert re.match(r"hlo: \+\d -\d lines \(\d+ renamings not shown\); added: ", line)
