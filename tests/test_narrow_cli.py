@@ -15,6 +15,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,17 @@ def test_stages_fits_every_width_and_matches_its_golden(program):
         out = render(render_console(report, rerun=f"--shapes {spec}"), width)
         assert_readable(out, width, names)
         assert "ENTRY %main" in out and "FileNames" not in out
-        check_golden(f"stages_{program}_{width}.txt", out)
+        check_golden(f"stages_{program}_{width}.txt", _same_length_count(out))
+
+
+def _same_length_count(text: str) -> str:
+    """The HLO panel's title counts the raw text's lines, source-location tables included, and
+    those tables hold the frames of whoever traced (pytest's differ by run): mask the count."""
+    return re.sub(
+        r"optimized HLO \((\d+) lines\) ─*",
+        lambda m: ("optimized HLO (N lines) " + "─" * len(m.group(0)))[: len(m.group(0))],
+        text,
+    )
 
 
 def test_stages_of_flax_parameters_cuts_paths_in_the_middle():
