@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
 	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py
+	$(BIN)/python tests/benchmarks/bench_snapdiff.py --renumber 20
 	$(BIN)/python tests/benchmarks/bench_phase_fidelity.py
 	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
 	$(BIN)/python tests/benchmarks/bench_cli_fuzz.py

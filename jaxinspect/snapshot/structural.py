@@ -61,6 +61,8 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     parse, rename = _DIALECTS.get(stage, (None, None))
     if parse is None or rename is None:
         return StructuralDiff(plain, 0, (), (), ())
+    if not _could_be_renamed(plain, parse):
+        return _outcome(plain, 0, parse)
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
     a_changed = [i for c in plain.changes for i in range(c.a_lo, c.a_hi)]
     b_changed = [i for c in plain.changes for i in range(c.b_lo, c.b_hi)]
@@ -74,7 +76,21 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
         a_lines[i] = rename(a_lines[i], mapping)
     renamed_text = "\n".join(a_lines)
     final = diff_lines(renamed_text, plain.b)
-    renamed = sum(1 for k, v in mapping.items() if k != v)
+    return _outcome(final, sum(1 for k, v in mapping.items() if k != v), parse)
+
+
+def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
+    """Whether some removed line equals some added line once names are blanked out.
+
+    If none does, no renaming can turn a removed line into an added one, and the structural
+    pass (which parses whole computations) is skipped: a diff of edits only costs no more
+    than a line diff.
+    """
+    removed = {parse(line).template for c in plain.changes for line in c.removed}
+    return any(parse(line).template in removed for c in plain.changes for line in c.added)
+
+
+def _outcome(final: LineDiff, renamed: int, parse: Callable[[str], _Line]) -> StructuralDiff:
     removed_defs = {d for c in final.changes for line in c.removed for d in parse(line).defs}
     added_defs = {d for c in final.changes for line in c.added for d in parse(line).defs}
     both = removed_defs & added_defs

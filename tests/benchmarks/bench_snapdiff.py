@@ -6,7 +6,10 @@ of 200,000 and 400,000 lines, with about 300 scattered changes (edited, deleted 
 lines); then times both tools on the same files, interleaved, and prints the ratios, for
 jaxinspect's default structural diff and for ``--text-diff lines``.
 
-Run: .venv/bin/python tests/benchmarks/bench_snapdiff.py [--repeats 5]
+With ``--renumber N`` every Nth copy is also renamed throughout in the new text (names only),
+so the structural pass has renamings to undo (``make bench`` runs both).
+
+Run: .venv/bin/python tests/benchmarks/bench_snapdiff.py [--repeats 5] [--renumber 20]
 Goals: jaxinspect/GNU <= 3x, and jaxinspect(400k)/jaxinspect(200k) <= 2.3x.
 """
 
@@ -68,6 +71,18 @@ def mutate(lines: list[str], changes: int, seed: int) -> list[str]:
     return out
 
 
+def renumber(lines: list[str], every: int) -> list[str]:
+    """Every ``every``-th copy of the module renamed throughout (``_L7`` -> ``_M7``): what XLA's
+    renumbering after one added instruction looks like, a change in names only."""
+    pattern = re.compile(r"_L(\d+)\b")
+
+    def rename(match: re.Match[str]) -> str:
+        copy = int(match.group(1))
+        return f"_M{copy}" if copy % every == 0 else match.group(0)
+
+    return [pattern.sub(rename, line) for line in lines]
+
+
 # Measure an installed tool as users run it: with bytecode caching on (pip compiles .pyc
 # files at install time); some sandboxes set PYTHONDONTWRITEBYTECODE, which would make every
 # run recompile jaxinspect's sources.
@@ -87,6 +102,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--changes", type=int, default=300)
+    parser.add_argument(
+        "--renumber",
+        type=int,
+        default=0,
+        help="Also rename every Nth copy of the module (names-only changes) in the new text.",
+    )
     args = parser.parse_args()
     gnu = shutil.which("diff")
     if gnu is None:
@@ -99,6 +120,8 @@ def main() -> None:
         for size in (200_000, 400_000):
             a = build(hlo, size)
             b = mutate(a, args.changes * size // 200_000, seed=size)
+            if args.renumber:
+                b = renumber(b, args.renumber)
             pa, pb = Path(tmp) / f"a{size}.txt", Path(tmp) / f"b{size}.txt"
             pa.write_text("\n".join(a) + "\n")
             pb.write_text("\n".join(b) + "\n")
