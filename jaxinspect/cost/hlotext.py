@@ -9,7 +9,8 @@ _COMMENT = re.compile(r"/\*.*?\*/")
 _HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{$")
 _INSTRUCTION = re.compile(r"^\s+(ROOT )?%?([\w.\-]+) = (.*)$")
 _OPCODE = re.compile(r"\s*([a-z][\w\-]*)\(")
-_CALLED = re.compile(
+#: An instruction's called computations: ``calls=%f``, ``body=%b``, ``branch_computations={...}``.
+CALLED = re.compile(
     r"\b(calls|to_apply|condition|body|branch_computations|called_computations|"
     r"true_computation|false_computation)=(\{[^}]*\}|%?[\w.\-]+)"
 )
@@ -40,7 +41,7 @@ class HloInstr:
     def called(self) -> tuple[tuple[str, str], ...]:
         """(role, computation) pairs: ``calls``, ``body``, ``condition``, ``to_apply``..."""
         out: list[tuple[str, str]] = []
-        for role, value in _CALLED.findall(self.attributes):
+        for role, value in CALLED.findall(self.attributes):
             out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
         return tuple(out)
 
@@ -164,12 +165,12 @@ def parse_instruction(line: str) -> HloInstr:
     if match is None:
         raise ValueError(f"not an HLO instruction: {line.strip()[:120]}")
     rest = match.group(3)
-    shape_end = _balanced_end(rest, 0) if rest.startswith("(") else rest.index(" ")
+    shape_end = balanced_end(rest, 0) if rest.startswith("(") else rest.index(" ")
     shape = rest[:shape_end]
     op = _OPCODE.match(rest, shape_end)
     if op is None:
         raise ValueError(f"no opcode in HLO instruction: {line.strip()[:120]}")
-    close = _balanced_end(rest, op.end() - 1)
+    close = balanced_end(rest, op.end() - 1)
     operands: tuple[str, ...] = ()
     literal = rest[op.end() : close - 1] if op.group(1) in _LITERAL_OPERANDS else ""
     if not literal and op.group(1) not in _LITERAL_OPERANDS:
@@ -211,7 +212,7 @@ def join_attributes(items: tuple[tuple[str, str], ...]) -> str:
     return "".join(f", {key}={value}" for key, value in items)
 
 
-def _balanced_end(text: str, start: int) -> int:
+def balanced_end(text: str, start: int) -> int:
     """Index just past the bracket group opening at ``start`` (strings skipped)."""
     depth, i, in_string = 0, start, False
     while i < len(text):

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jaxinspect.cost.hlotext import CALLED, balanced_end
+
 #: The module-level tables of source locations XLA prints between the header and the first
 #: computation, each a title line and numbered rows.
 METADATA_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
@@ -26,13 +28,8 @@ METADATA_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 #: Instruction attributes that carry provenance, not semantics.
 _HIDDEN_ATTRIBUTES = ("metadata", "frontend_attributes")
 
-#: Computations an instruction calls: ``calls=%f``, ``to_apply=%f``, ``body=%f``,
-#: ``condition=%f``, ``branch_computations={%a, %b}``, ``called_computations={...}``.
-_CALLEE = re.compile(
-    r"\b(?:calls|to_apply|body|condition|branch_computations|called_computations)="
-    r"(\{[^}]*\}|%[\w.\-]+)"
-)
 _COMPUTATION_NAME = re.compile(r"%([\w.\-]+)")
+_NAME = re.compile(r"%?([\w.\-]+)")
 _JAXPR_PARAMS_END = re.compile(r"\.\s+let\b")
 
 #: Binders kept at each end of a folded jaxpr parameter list.
@@ -85,10 +82,11 @@ def strip_attributes(line: str) -> str:
         marker = f", {name}={{"
         start = line.find(marker)
         while start != -1:
-            end = _closing_brace(line, start + len(marker) - 1)
-            if end == -1:
+            try:
+                end = balanced_end(line, start + len(marker) - 1)
+            except ValueError:
                 break  # unbalanced: leave the line as printed
-            line = line[:start] + line[end + 1 :]
+            line = line[:start] + line[end:]
             start = line.find(marker, start)
     return line
 
@@ -156,8 +154,8 @@ def _call_order(computations: dict[str, list[str]]) -> list[str]:
         seen.add(key)
         order.append(key)
         for line in computations[key][1:]:
-            for callee in _CALLEE.findall(line):
-                for name in _COMPUTATION_NAME.findall(callee):
+            for _, callee in CALLED.findall(line):
+                for name in _NAME.findall(callee):
                     if name in by_name:
                         visit(by_name[name])
 
@@ -166,30 +164,6 @@ def _call_order(computations: dict[str, list[str]]) -> list[str]:
     for key in computations:
         visit(key)
     return order
-
-
-def _closing_brace(line: str, open_at: int) -> int:
-    """The index of the ``}`` matching the ``{`` at ``open_at`` (quoted text skipped)."""
-    depth = 0
-    quoted = False
-    i = open_at
-    while i < len(line):
-        char = line[i]
-        if quoted:
-            if char == "\\":
-                i += 1
-            elif char == '"':
-                quoted = False
-        elif char == '"':
-            quoted = True
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
 
 
 def _module_name_only(line: str) -> str:
