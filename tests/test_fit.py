@@ -102,3 +102,41 @@ def test_cells_are_plain_text_not_markup():
 def test_a_row_of_the_wrong_length_is_a_bug():
     with pytest.raises(ValueError, match="2 cells for 1 columns"):
         FitTable([Col("a")]).add_row("x", "y")
+
+
+def runs_table(unwrap_over: int = 0) -> FitTable:
+    table = FitTable(
+        [
+            Col("op"),
+            Col("kind", drop=5),
+            Col("runs", justify="right", drop=6),
+            Col("flops", justify="right"),
+            Col("source", kind="prose", drop=1, unwrap_over=unwrap_over),
+        ]
+    )
+    table.add_row("ynn_fusion.11", "kCustom", "1", "4.19 M", "transformer.py:22 attention")
+    table.add_row("add_tanh_fusion", "kLoop", "1", "102 k", "rnn.py:16 step")
+    return table
+
+
+def test_a_column_with_one_value_in_every_row_goes_first_and_the_note_gives_the_value():
+    assert "runs" in render(runs_table(), 120)  # everything fits: nothing goes
+    out = render(runs_table(), 65)
+    assert "runs" not in out.splitlines()[0] and "kCustom" in out
+    assert "the same in every row shown: runs 1" in out and "not shown" not in out
+    one = FitTable([Col("op"), Col("runs", drop=1)], title="a title wider than the table")
+    one.add_row("ynn_fusion.11", "1")
+    assert "runs" in render(one, 20)  # a single row is not "every row"
+
+
+def test_a_prose_column_stays_on_one_line_when_ranked_columns_can_go_for_it():
+    wraps = render(runs_table(), 60)
+    assert "kCustom" in wraps and "transformer.py:22 attention" not in wraps
+    whole = render(runs_table(unwrap_over=5), 60)
+    assert "kCustom" not in whole and "transformer.py:22 attention" in whole
+    assert "not shown at 60 columns: kind" in whole
+    # When dropping every column it may drop is not enough, none goes.
+    long = FitTable([Col("op"), Col("kind", drop=5), Col("source", kind="prose", unwrap_over=5)])
+    long.add_row("ynn_fusion.11", "kCustom", "a_long_module_name.py:22 attention_and_more")
+    out = render(long, 60)
+    assert "kCustom" in out and "not shown" not in out

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
-from narrow import assert_readable, json_identifiers
+from narrow import assert_fits_json, assert_readable
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -62,10 +62,9 @@ COST_TARGETS = {
 def test_cost_fits_every_width_and_matches_its_golden(program):
     target, spec = COST_TARGETS[program]
     doc = json.loads(invoke(120, "cost", target, "--shapes", spec, "--format", "json"))
-    names = json_identifiers(doc)
     for width in WIDTHS:
         out = invoke(width, "cost", target, "--shapes", spec)
-        assert_readable(out, width, names)
+        assert_fits_json(out, width, doc)
         check_golden(f"cost_{program}_{width}.txt", out)
 
 
@@ -74,7 +73,7 @@ def test_cost_of_a_flax_language_model_sized_program_fits_80_columns():
     target, spec = "sample_programs/train_flax.py:train_step", "sample_programs/train_flax.yaml"
     doc = json.loads(invoke(120, "cost", target, "--shapes", spec, "--format", "json"))
     out = invoke(80, "cost", target, "--shapes", spec)
-    assert_readable(out, 80, json_identifiers(doc))
+    assert_fits_json(out, 80, doc)
     top = doc["cost"]["ops"][0]["name"] if "cost" in doc else doc["ops"][0]["name"]
     assert top in out
 
@@ -101,10 +100,10 @@ def test_stages_fits_every_width_and_matches_its_golden(program):
 
     target, spec = COST_TARGETS[program]
     report = fixed_timings(inspect_target(target, load_spec(Path(spec)), InspectOptions()))
-    names = json_identifiers(json.loads(render_json(report)))
+    doc = json.loads(render_json(report))
     for width in WIDTHS:
         out = render(render_console(report, rerun=f"--shapes {spec}"), width)
-        assert_readable(out, width, names)
+        assert_fits_json(out, width, doc)
         assert "ENTRY %main" in out and "FileNames" not in out
         check_golden(f"stages_{program}_{width}.txt", _same_length_count(out))
 

@@ -84,7 +84,7 @@ def test_missing_values_show_their_reason():
 def test_sections_are_selectable_and_numbers_humanised():
     out = render(make_report(), sections=("cost", "timings"))
     assert "jaxpr (" not in out and "optimized HLO" not in out
-    assert "1,000" in out and "7.81 KiB" in out and "0.125 flop/byte" in out
+    assert "1,000" in out and "7.81 KiB" in out and "0.125 flop/B" in out
     assert "20 µs" in out and "min 10 µs, max 90 µs, 50 runs" in out
 
 

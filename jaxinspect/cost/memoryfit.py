@@ -6,6 +6,13 @@ from dataclasses import dataclass
 
 from jaxinspect.reports.stages import MemorySummary
 
+#: Why a reported peak below ``argument + temp - alias`` cannot be the whole peak; the
+#: ``cost`` and ``stages`` tables both show it where the figure surprises.
+PEAK_BELOW_LIVE = (
+    "JAX's peak is below argument + temp - alias, which are live for the whole run, "
+    "so it leaves buffers out"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class PeakEstimate:
@@ -42,10 +49,7 @@ def estimate_peak(memory: MemorySummary) -> PeakEstimate | None:
         return PeakEstimate(peak, "jax", "peak_memory_in_bytes as the backend reports it")
     if derived is None:
         return None
-    if peak is None:
-        why = "the backend reports no peak"
-    else:
-        why = f"JAX's peak is below argument + temp - alias ({floor:,} B)"
+    why = "the backend reports no peak" if peak is None else PEAK_BELOW_LIVE
     return PeakEstimate(derived, "derived", f"{why}; the derived peak is used")
 
 

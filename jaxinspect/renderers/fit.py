@@ -8,8 +8,10 @@ column, at render time, from the console width:
 * ``path`` cells (argument paths, keys) may be cut in the middle with ``…``, where the start
   and end of a path are what tells leaves apart (``params['Lay…_0']['scale']``);
 * ``prose`` cells (reasons, notes) wrap at spaces only;
-* when even that does not fit, whole columns go, least important first (each column's
-  ``drop`` rank), and a note under the table names them.
+* when the table is too wide for every cell on one line, a droppable column holding one value
+  in every row goes first, and a note under the table gives that value;
+* when even the narrowest layout does not fit, whole columns go, least important first (each
+  column's ``drop`` rank), and a note under the table names them.
 
 The title and caption are printed as lines of their own, so they wrap at the console width
 rather than at the (possibly narrow) table's.
@@ -46,6 +48,9 @@ class Col:
         drop: 0 for a column that always stays; otherwise the higher, the sooner the column
             is left out when the table does not fit.
         style: A rich style for the column's cells.
+        unwrap_over: For a ``prose`` column, 0 or a rank: columns ranked ``drop`` this or
+            higher go when that keeps this column's cells on one line (a wrapped source
+            line doubles every row's height).
     """
 
     header: str
@@ -53,6 +58,7 @@ class Col:
     justify: Literal["left", "right"] = "left"
     drop: int = 0
     style: str | None = None
+    unwrap_over: int = 0
 
 
 class FitTable:
@@ -93,6 +99,13 @@ class FitTable:
         width = options.max_width
         keep = list(range(len(self.columns)))
         overhead = self._overhead(console, options, len(keep))
+        same: list[int] = []
+        if sum(self._ideal_width(i) for i in keep) + overhead > width:
+            # A droppable column with one value in every row tells no row from another: it
+            # is the first to go, and the note under the table gives its value.
+            same = [i for i in keep if self.columns[i].drop and self._one_value(i) is not None]
+            keep = [i for i in keep if i not in same]
+            overhead = self._overhead(console, options, len(keep))
         while sum(self._min_width(i) for i in keep) + overhead > width:
             droppable = [i for i in keep if self.columns[i].drop]
             if not droppable:
@@ -100,6 +113,8 @@ class FitTable:
             # The highest rank goes first; among equals, the rightmost.
             keep.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
             overhead = self._overhead(console, options, len(keep))
+        keep = self._unwrap(console, options, keep)
+        overhead = self._overhead(console, options, len(keep))
         parts: list[RenderableType] = []
         if self.title:
             parts.append(_styled(self.title, "bold"))
@@ -107,13 +122,20 @@ class FitTable:
             # Too narrow for any table of whole tokens: one block per row instead, every
             # column on its own line.
             parts.append(self._records())
-            keep = list(range(len(self.columns)))
+            keep, same = list(range(len(self.columns))), []
         else:
             parts.append(self._table(keep, self._widths(keep, width - overhead)))
-        dropped = [self.columns[i].header for i in range(len(self.columns)) if i not in keep]
+        dropped = [
+            self.columns[i].header
+            for i in range(len(self.columns))
+            if i not in keep and i not in same
+        ]
         notes: list[Text] = []
         if self.caption:
             notes.append(_styled(self.caption, ""))
+        if same:
+            values = ", ".join(f"{self.columns[i].header} {self._one_value(i)}" for i in same)
+            notes.append(Text(f"the same in every row shown: {values}", style="dim"))
         if dropped:
             notes.append(
                 Text(
@@ -130,6 +152,35 @@ class FitTable:
         every = range(len(self.columns))
         width = sum(self._ideal_width(i) for i in every)
         return min(width + self._overhead(console, options, len(self.columns)), options.max_width)
+
+    def _unwrap(self, console: Console, options: ConsoleOptions, keep: list[int]) -> list[int]:
+        """``keep`` less the columns whose going keeps every ``unwrap_over`` column on one line.
+
+        Columns go by rank as in :meth:`layout`; none goes unless their going is enough.
+        """
+        trial = list(keep)
+        while True:
+            room = options.max_width - self._overhead(console, options, len(trial))
+            widths = self._widths(trial, room)
+            wrapping = [
+                self.columns[i].unwrap_over
+                for i in trial
+                if self.columns[i].unwrap_over and widths[i] < self._ideal_width(i)
+            ]
+            if not wrapping:
+                return trial
+            rank = min(wrapping)
+            droppable = [i for i in trial if self.columns[i].drop >= rank]
+            if not droppable:
+                return keep
+            trial.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
+
+    def _one_value(self, i: int) -> str | None:
+        """The value of column ``i`` when two or more rows all have that one non-empty value."""
+        values = {_plain(row[i]) for row in self.rows}
+        if len(self.rows) < 2 or len(values) != 1 or not next(iter(values)).strip():
+            return None
+        return next(iter(values))
 
     def _records(self) -> RenderableType:
         """Each row as its first cell, then ``header  value`` lines for the other cells."""

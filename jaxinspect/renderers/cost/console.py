@@ -146,7 +146,10 @@ def _flags_table(report: CostReport, top: int | None, names: int | None) -> Rend
     table.title = Text(title, style="bold red" if lower else "bold yellow")
     for group in report.flag_groups[:top]:
         table.add_row(
-            group.kind, group.reason, f"{group.count:,}", first_names(group.instructions, names)
+            group.kind,
+            group.reason,
+            format_count(group.count),
+            first_names(group.instructions, names),
         )
     caption_rest(table, len(report.flag_groups), top)
     return table
@@ -164,9 +167,11 @@ def _loops_table(report: CostReport) -> RenderableType:
         ],
     )
     for loop in report.program.loops:
-        trips = "unknown (counted once)" if loop.trip_count is None else f"{loop.trip_count:,}"
+        trips = (
+            "unknown (counted once)" if loop.trip_count is None else format_count(loop.trip_count)
+        )
         where = "" if loop.source is None else f"{loop.source.label} ({loop.source.function})"
-        table.add_row(loop.name, trips, f"{loop.runs:,}", loop.body, where)
+        table.add_row(loop.name, trips, format_count(loop.runs), loop.body, where)
     return table
 
 
@@ -187,7 +192,8 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         Col("bytes", justify="right", drop=0 if report.sort == "bytes" else 3),
     ]
     columns += [Col("transc.", justify="right", drop=7)] if transc else []
-    columns += [Col("source", kind="prose", drop=1)]
+    # kind, runs, transc. and flop/B go sooner than the source line wraps under each row.
+    columns += [Col("source", kind="prose", drop=1, unwrap_over=5)]
     if roof:
         columns += [
             Col("flop/B", justify="right", drop=8),
@@ -202,7 +208,7 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         kind = op.opcode if op.fusion_kind is None else op.fusion_kind
         if op.custom_call_target:
             kind += f" {op.custom_call_target}"
-        cells = [op.name, kind, shape_label(op.shape), f"{op.runs:,}"]
+        cells = [op.name, kind, shape_label(op.shape), format_count(op.runs)]
         if total is None:
             cells += ["not counted", "", "—"] + (["—"] if transc else [])
         else:

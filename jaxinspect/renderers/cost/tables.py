@@ -89,7 +89,7 @@ def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
             members,
             format_bytes(op.input_bytes),
             format_bytes(op.output_bytes),
-            f"{op.runs:,}",
+            format_count(op.runs),
             flops,
         )
     caption_rest(table, len(report.fusions), top)
@@ -126,7 +126,7 @@ def data_movement_table(report: CostReport, top: int | None) -> RenderableType |
             op.custom_call_target or "",
             shape_label(op.shape),
             moved,
-            f"{op.runs:,}",
+            format_count(op.runs),
             where,
         )
     caption_rest(table, len(ops), top)
@@ -194,7 +194,7 @@ def memory_table(report: CostReport) -> RenderableType:
     """Every ``CompiledMemoryStats`` field, the peak estimate and the fit on the device."""
     table = cost_table(
         "memory (compiled memory_analysis)",
-        [Col("field", kind="prose"), Col("bytes", justify="right"), Col("", kind="prose")],
+        [Col("field", kind="prose"), Col("size", justify="right"), Col("note", kind="prose")],
     )
     memory = report.memory
     if memory is None:
@@ -210,18 +210,17 @@ def memory_table(report: CostReport) -> RenderableType:
             reason = report.source.reason(f"memory.{key}") or "not reported by this backend"
             missing.setdefault(reason, []).append(label)
         else:
-            table.add_row(label, f"{value:,}", format_bytes(value))
+            table.add_row(label, format_bytes(value), "")
     for reason, labels in missing.items():
         table.add_row(_field_names(labels), "n/a", reason)
     if report.peak is not None:
-        table.add_row(
-            f"peak estimate ({report.peak.source})", f"{report.peak.bytes:,}", report.peak.reason
-        )
+        peak = report.peak
+        table.add_row(f"peak estimate ({peak.source})", format_bytes(peak.bytes), peak.reason)
     if report.fit is not None and report.profile is not None:
         verdict = "fits" if report.fit.fits else "DOES NOT FIT"
         table.add_row(
             f"fit on {report.profile.name}",
-            f"{report.fit.capacity_bytes:,}",
+            format_bytes(report.fit.capacity_bytes),
             f"{verdict}: {100 * report.fit.fraction:.2f}% of capacity",
         )
     return table

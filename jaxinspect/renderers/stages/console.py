@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.cost.memoryfit import estimate_peak
+from jaxinspect.cost.memoryfit import PEAK_BELOW_LIVE, estimate_peak
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
@@ -170,14 +170,14 @@ def _cost_table(report: InspectionReport) -> RenderableType:
         ("flops", cost.flops, format_count),
         ("transcendentals", cost.transcendentals, format_count),
         ("bytes accessed", cost.bytes_accessed, format_bytes),
-        ("arithmetic intensity", cost.arithmetic_intensity, lambda v: f"{v:.3g} flop/byte"),
+        ("arithmetic intensity", cost.arithmetic_intensity, lambda v: f"{v:.3g} flop/B"),
     ]
     for label, value, human in rows:
         path = "cost." + label.replace(" ", "_")
         if value is None:
             table.add_row(label, *_na_cells(report, path))
         else:
-            table.add_row(label, _exact(value), human(value))
+            table.add_row(label, human(value), "")
     _loop_aware_rows(report, table)
     return table
 
@@ -188,22 +188,10 @@ def _loop_aware_rows(report: InspectionReport, table: FitTable) -> None:
     if aware is None:
         table.add_row("loop-aware (jaxinspect)", *_na_cells(report, "cost.loop_aware"))
         return
-    bound = (
-        " LOWER BOUND, not counted: " + ", ".join(aware.not_counted) if aware.lower_bound else ""
-    )
-    table.add_row(
-        "loop-aware flops (jaxinspect)", _exact(aware.flops), format_count(aware.flops) + bound
-    )
-    table.add_row(
-        "loop-aware transcendentals",
-        _exact(aware.transcendentals),
-        format_count(aware.transcendentals),
-    )
-    table.add_row(
-        "loop-aware bytes accessed",
-        _exact(aware.bytes_accessed),
-        format_bytes(aware.bytes_accessed),
-    )
+    bound = "LOWER BOUND, not counted: " + ", ".join(aware.not_counted) if aware.lower_bound else ""
+    table.add_row("loop-aware flops (jaxinspect)", format_count(aware.flops), bound)
+    table.add_row("loop-aware transcendentals", format_count(aware.transcendentals), "")
+    table.add_row("loop-aware bytes accessed", format_bytes(aware.bytes_accessed), "")
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
@@ -227,21 +215,17 @@ def _memory_table(report: InspectionReport) -> RenderableType:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
         elif key == "peak_bytes" and peak is not None and peak.source == "derived":
             # The CPU backend's peak leaves out temp: say so where the number surprises.
-            table.add_row(
-                label,
-                f"{value:,}",
-                f"{format_bytes(value)}: below argument + temp - alias, so not the whole "
-                "peak (this backend leaves temp buffers out); the jaxinspect row is the bound",
-            )
+            why = f"{PEAK_BELOW_LIVE}; the jaxinspect row is the bound"
+            table.add_row(label, format_bytes(value), why)
         else:
-            table.add_row(label, f"{value:,}", format_bytes(value))
+            table.add_row(label, format_bytes(value), "")
     if memory.donated:
         table.add_row("donated (spec)", "", ", ".join(memory.donated))
     for alias in memory.aliases:
         source = alias.argument or f"parameter {alias.parameter}"
         table.add_row("input→output alias", "", f"{source} → {alias.output} ({alias.kind})")
     if memory.donated and not memory.aliases:
-        table.add_row("input→output alias", "none: XLA reused no donated buffer", "")
+        table.add_row("input→output alias", "none", "XLA reused no donated buffer")
     return table
 
 
@@ -271,8 +255,9 @@ def _timings_table(report: InspectionReport) -> RenderableType:
 
 
 def _metric_table(title: str) -> FitTable:
+    # Values in the report's units (55.5 M, 5.39 MiB); exact integers are in the JSON.
     return FitTable(
-        [Col("metric", kind="prose"), Col("value", justify="right"), Col("", kind="prose")],
+        [Col("metric", kind="prose"), Col("value", justify="right"), Col("note", kind="prose")],
         title=title,
         boxed=True,
     )
@@ -284,7 +269,3 @@ def _na(report: InspectionReport, path: str) -> str:
 
 def _na_cells(report: InspectionReport, path: str) -> tuple[str, str]:
     return "n/a", report.reason(path) or "not reported"
-
-
-def _exact(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"
