@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+from jaxinspect.renderers.units import format_bytes, format_count, format_rate, format_seconds
 
 
 @pytest.mark.parametrize(
@@ -44,8 +44,9 @@ def test_bytes(value, text):
 @pytest.mark.parametrize(
     ("value", "text"),
     [
-        (0, "0 µs"),
-        (5e-7, "0.5 µs"),
+        (0, "0 s"),
+        (5e-7, "500 ns"),
+        (2.5e-6, "2.5 µs"),
         (0.0123, "12.3 ms"),
         (0.99996, "1 s"),  # not 1e+03 ms
         (999.96, "1,000 s"),
@@ -54,3 +55,10 @@ def test_bytes(value, text):
 )
 def test_seconds(value, text):
     assert format_seconds(value) == text
+
+
+def test_rates_take_decimal_prefixes_as_datasheets_do():
+    assert format_rate(3.35e12, "B/s") == "3.35 TB/s"
+    assert format_rate(989.5e12, "FLOP/s") == "990 TFLOP/s"
+    assert format_rate(999.9e9, "B/s") == "1 TB/s"  # not 1e+03 GB/s
+    assert format_rate(500, "B/s") == "500 B/s"

@@ -12,7 +12,9 @@ _COUNT_UNITS = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), (
 _BYTE_UNITS = tuple(
     (f"{name}iB", 1024.0**power) for name, power in zip("PTGMK", range(5, 0, -1), strict=True)
 )
-_SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+_SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+#: Decimal prefixes for rates, as datasheets give them (``3.35 TB/s``).
+_RATE_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6))
 
 
 def format_count(value: float) -> str:
@@ -30,8 +32,14 @@ def format_bytes(value: float) -> str:
 
 
 def format_seconds(value: float) -> str:
-    """``0.0123`` -> ``12.3 ms``."""
-    return _in_unit(value, _SECOND_UNITS) or f"{value * 1e6:.3g} µs"
+    """``0.0123`` -> ``12.3 ms``; down to nanoseconds (roofline bounds of small ops)."""
+    return _in_unit(value, _SECOND_UNITS) or f"{value:.3g} s"
+
+
+def format_rate(value: float, unit: str) -> str:
+    """``3.35e12, "B/s"`` -> ``3.35 TB/s``."""
+    prefixed = tuple((prefix + unit, scale) for prefix, scale in _RATE_PREFIXES)
+    return _in_unit(value, prefixed) or f"{value:.3g} {unit}"
 
 
 def _in_unit(value: float, units: tuple[tuple[str, float], ...]) -> str | None:

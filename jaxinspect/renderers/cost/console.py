@@ -14,7 +14,6 @@ from jaxinspect.renderers.cost.tables import (
     cost_table,
     data_movement_table,
     first_names,
-    format_time,
     fusion_table,
     memory_table,
     roofline_table,
@@ -22,7 +21,7 @@ from jaxinspect.renderers.cost.tables import (
     source_label,
 )
 from jaxinspect.renderers.fit import Col
-from jaxinspect.renderers.units import format_bytes, format_count
+from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 if TYPE_CHECKING:
     from jaxinspect.cost.aggregate import CostGroup
@@ -234,7 +233,7 @@ def _roofline_cells(point: RooflinePoint | None) -> list[str]:
         return ["", "", ""]
     intensity = "" if point.intensity is None else f"{point.intensity:.3g}"
     bound = {"compute": "compute", "memory": "memory"}.get(point.bound, "-")
-    return [intensity, bound, format_time(point.time_s)]
+    return [intensity, bound, format_seconds(point.time_s)]
 
 
 def _group_table(

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from jaxinspect.cost.aggregate import XLA_CREATED
 from jaxinspect.renderers.fit import Col, FitTable
-from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+from jaxinspect.renderers.units import format_bytes, format_count, format_rate, format_seconds
 
 if TYPE_CHECKING:
     from jaxinspect.cost.sourcemap import SourceLocation
@@ -44,21 +44,6 @@ def first_names(names: tuple[str, ...], top: int | None) -> str:
     shown = names if top is None else names[:top]
     rest = len(names) - len(shown)
     return ", ".join(shown) + (f" … +{rest} more" if rest else "")
-
-
-def format_rate(value: float, unit: str) -> str:
-    """``3.35e12, "B/s"`` -> ``3.35 TB/s`` (decimal prefixes, as datasheets use)."""
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6)):
-        if value >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
-
-
-def format_time(seconds: float) -> str:
-    """Seconds down to nanoseconds (roofline bounds of small ops are tiny)."""
-    if 0 < seconds < 1e-6:
-        return f"{seconds * 1e9:.3g} ns"
-    return format_seconds(seconds)
 
 
 def fusion_table(report: CostReport, top: int | None) -> RenderableType | None:
@@ -180,8 +165,8 @@ def roofline_table(report: CostReport) -> RenderableType | None:
         ("program intensity (loop-aware)", intensity),
         (f"ridge point ({point.peak_dtype})", f"{point.ridge:.3g} flop/B"),
         ("program bound", point.bound),
-        ("time ≥ (program totals)", format_time(point.time_s)),
-        ("time ≥ (sum of per-op bounds)", format_time(report.roofline_sum_s or 0.0)),
+        ("time ≥ (program totals)", format_seconds(point.time_s)),
+        ("time ≥ (sum of per-op bounds)", format_seconds(report.roofline_sum_s or 0.0)),
         ("source of the figures", profile.source),
     ]
     for label, value in rows:
