@@ -58,14 +58,19 @@ COST_TARGETS = {
 }
 
 
-@pytest.mark.parametrize("program", sorted(COST_TARGETS))
-def test_cost_fits_every_width_and_matches_its_golden(program):
+@pytest.mark.parametrize(
+    ("program", "extra"),
+    [*[(p, ()) for p in sorted(COST_TARGETS)], ("transformer", ("--device", "h100"))],
+)
+def test_cost_fits_every_width_and_matches_its_golden(program, extra):
     target, spec = COST_TARGETS[program]
-    doc = json.loads(invoke(120, "cost", target, "--shapes", spec, "--format", "json"))
+    args = ("cost", target, "--shapes", spec, *extra)
+    doc = json.loads(invoke(120, *args, "--format", "json"))
+    name = "_".join([program, *[a for a in extra if not a.startswith("-")]])
     for width in WIDTHS:
-        out = invoke(width, "cost", target, "--shapes", spec)
+        out = invoke(width, *args)
         assert_fits_json(out, width, doc)
-        check_golden(f"cost_{program}_{width}.txt", out)
+        check_golden(f"cost_{name}_{width}.txt", out)
 
 
 def test_cost_of_a_flax_language_model_sized_program_fits_80_columns():

@@ -206,7 +206,7 @@ def memory_table(report: CostReport) -> RenderableType:
         table.add_row(
             f"fit on {report.profile.name}",
             format_bytes(report.fit.capacity_bytes),
-            f"{verdict}: {100 * report.fit.fraction:.2f}% of capacity",
+            f"{verdict}: {100 * report.fit.fraction:.3g}% of capacity",  # 0.00169%, not 0.00%
         )
     return table
 
