@@ -140,3 +140,12 @@ def test_a_prose_column_stays_on_one_line_when_ranked_columns_can_go_for_it():
     long.add_row("ynn_fusion.11", "kCustom", "a_long_module_name.py:22 attention_and_more")
     out = render(long, 60)
     assert "kCustom" in out and "not shown" not in out
+
+
+def test_a_droppable_column_with_nothing_in_it_is_left_out_silently():
+    table = FitTable([Col("op"), Col("target", drop=3), Col("note", kind="prose")])
+    table.add_row("copy.6", "", "")
+    table.add_row("copy.2", None, "")
+    out = render(table, 80)
+    assert "target" not in out and "not shown" not in out
+    assert "note" in out  # a column that may not go stays, empty or not

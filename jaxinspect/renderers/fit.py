@@ -8,6 +8,7 @@ column, at render time, from the console width:
 * ``path`` cells (argument paths, keys) may be cut in the middle with ``…``, where the start
   and end of a path are what tells leaves apart (``params['Lay…_0']['scale']``);
 * ``prose`` cells (reasons, notes) wrap at spaces only;
+* a droppable column with nothing in any row is left out;
 * when the table is too wide for every cell on one line, a droppable column holding one value
   in every row goes first, and a note under the table gives that value;
 * when even the narrowest layout does not fit, whole columns go, least important first (each
@@ -97,7 +98,8 @@ class FitTable:
     def layout(self, console: Console, options: ConsoleOptions) -> RenderableType:
         """The title, the table for ``options.max_width`` and the caption, as one group."""
         width = options.max_width
-        keep = list(range(len(self.columns)))
+        # A droppable column with nothing in it (no custom-call targets, no notes) is left out.
+        keep = [i for i in range(len(self.columns)) if not self._empty(i)]
         overhead = self._overhead(console, options, len(keep))
         same: list[int] = []
         if sum(self._ideal_width(i) for i in keep) + overhead > width:
@@ -128,7 +130,7 @@ class FitTable:
         dropped = [
             self.columns[i].header
             for i in range(len(self.columns))
-            if i not in keep and i not in same
+            if i not in keep and i not in same and not self._empty(i)
         ]
         notes: list[Text] = []
         if self.caption:
@@ -174,6 +176,11 @@ class FitTable:
             if not droppable:
                 return keep
             trial.remove(max(droppable, key=lambda i: (self.columns[i].drop, i)))
+
+    def _empty(self, i: int) -> bool:
+        """Whether column ``i`` may go and has rows, all of them blank in it."""
+        rows = self.rows
+        return bool(self.columns[i].drop and rows and not any(_plain(r[i]).strip() for r in rows))
 
     def _one_value(self, i: int) -> str | None:
         """The value of column ``i`` when two or more rows all have that one non-empty value."""

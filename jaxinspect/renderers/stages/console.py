@@ -257,7 +257,11 @@ def _timings_table(report: InspectionReport) -> RenderableType:
 def _metric_table(title: str) -> FitTable:
     # Values in the report's units (55.5 M, 5.39 MiB); exact integers are in the JSON.
     return FitTable(
-        [Col("metric", kind="prose"), Col("value", justify="right"), Col("note", kind="prose")],
+        [
+            Col("metric", kind="prose"),
+            Col("value", justify="right"),
+            Col("note", kind="prose", drop=1),
+        ],
         title=title,
         boxed=True,
     )
