@@ -12,7 +12,8 @@ column, at render time, from the console width:
 * when the table is too wide for every cell on one line, a droppable column holding one value
   in every row goes first, and a note under the table gives that value;
 * when even the narrowest layout does not fit, whole columns go, least important first (each
-  column's ``drop`` rank), and a note under the table names them.
+  column's ``drop`` rank), and a note under the table names them; a ``prose`` column with
+  ``unwrap_over`` also has ranked columns go when that keeps its cells on one line.
 
 The title and caption are printed as lines of their own, so they wrap at the console width
 rather than at the (possibly narrow) table's.
