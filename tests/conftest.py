@@ -16,6 +16,12 @@ import pytest
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.pop("JAX_ENABLE_X64", None)
 
+import jax  # noqa: E402
+
+# Eight CPU devices, set before the backend starts, so sharded programs compile and run in
+# process; single-device runs still use device 0 alone.
+jax.config.update("jax_num_cpu_devices", 8)
+
 from typer.testing import CliRunner, Result  # noqa: E402
 
 from jaxinspect.cli.app import app  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ def run_pipeline(
     *,
     target: str,
     until: str = "compile",
+    compiler_options: dict[str, Any] | None = None,
 ) -> StageArtifacts:
     """Trace, lower and compile ``function`` for abstract ``args``/``kwargs``, each exactly once.
 
@@ -54,6 +56,8 @@ def run_pipeline(
         kwargs: Keyword arguments, likewise.
         target: The target as the user wrote it, for error messages.
         until: The last step to run: ``trace``, ``lower`` or ``compile``.
+        compiler_options: XLA options for this one compilation (``Lowered.compile``), e.g. a
+            dump folder; ``None``: XLA's defaults.
 
     Raises:
         StageError: The user's function failed in a step.
@@ -75,7 +79,8 @@ def run_pipeline(
         if last >= 1:
             lowered, lower_s = _timed("lower", target, traced.lower)
         if last >= 2 and lowered is not None:
-            compiled, compile_s = _timed("compile", target, lowered.compile)
+            compile_step = functools.partial(lowered.compile, compiler_options=compiler_options)
+            compiled, compile_s = _timed("compile", target, compile_step)
     return StageArtifacts(jitted, traced, lowered, compiled, trace_s, lower_s, compile_s)
 
 
