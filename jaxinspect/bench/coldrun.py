@@ -54,13 +54,16 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
     events = {_REQUESTS: 0, _HITS: 0}
     jax.monitoring.register_event_listener(lambda name, **_: _count(events, name))
 
+    from jaxinspect.bench.jobs import job_spec
     from jaxinspect.pipeline.backend import select_device
+    from jaxinspect.pipeline.placement import reserve_devices
 
+    spec = job_spec(job)
+    reserve_devices([spec], job["backend"])  # a mesh's CPU devices exist from the start
     with _phase(phases, "backend_init"):
-        device = select_device(job["backend"])
+        select_device(job["backend"])
     with ExitStack() as x64:
         with _phase(phases, "load_target"):
-            from jaxinspect.bench.jobs import job_spec
             from jaxinspect.inputs.target import load_target
             from jaxinspect.pipeline.inspection import prepare_call, x64_mode
             from jaxinspect.pipeline.stages import run_pipeline
@@ -68,7 +71,6 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
 
             target = job["target"]
             loaded = load_target(target)
-            spec = job_spec(job)
             x64.enter_context(x64_mode(spec))  # on for this phase's binding and the rest
             call = prepare_call(loaded, spec, job["backend"])
         before = dict(events)
@@ -84,7 +86,7 @@ def _measure(job: dict[str, Any], phases: dict[str, float]) -> dict[str, int]:
         host = _to_host(jax, (args, kwargs))
         for phase in ("first_call", "second_call"):
             with user_code("execute", target), _phase(phases, phase):
-                _call_from_host(jax, art.compiled, host, device)
+                _call_from_host(jax, art.compiled, host)
     return {"requests": compile_events[_REQUESTS], "hits": compile_events[_HITS]}
 
 
@@ -136,6 +138,13 @@ def _die_with_parent(parent_pid: int | None) -> None:
         os._exit(128 + int(signal.SIGTERM))
 
 
+class _OnHost:
+    """A host (numpy) copy of an input and the sharding to put it back with."""
+
+    def __init__(self, array: Any, sharding: Any) -> None:
+        self.array, self.sharding = array, sharding
+
+
 def _to_host(jax: Any, tree: Any) -> Any:
     """Host (numpy) copies of the array leaves, so the timed calls include the transfer."""
     import numpy as np
@@ -144,17 +153,16 @@ def _to_host(jax: Any, tree: Any) -> Any:
         if isinstance(leaf, jax.Array) and not jax.dtypes.issubdtype(
             leaf.dtype, jax.dtypes.extended
         ):
-            return np.asarray(leaf)
+            return _OnHost(np.asarray(leaf), leaf.sharding)
         return leaf  # PRNG keys stay on the device; Python scalars stay Python scalars
 
     return jax.tree.map(host, tree)
 
 
-def _call_from_host(jax: Any, compiled: Any, host: Any, device: Any) -> None:
-    import numpy as np
-
+def _call_from_host(jax: Any, compiled: Any, host: Any) -> None:
+    # Each input goes back where it came from: one device, or split over the mesh.
     args, kwargs = jax.tree.map(
-        lambda x: jax.device_put(x, device) if isinstance(x, np.ndarray) else x, host
+        lambda x: jax.device_put(x.array, x.sharding) if isinstance(x, _OnHost) else x, host
     )
     jax.block_until_ready(compiled(*args, **kwargs))
 

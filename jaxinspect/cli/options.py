@@ -1,5 +1,6 @@
 """Options, spec loading and error handling shared by every command (no jax import here)."""
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -23,6 +24,26 @@ ArgOpt = Annotated[
 ]
 BackendOpt = Annotated[
     str | None, typer.Option(help="Platform to compile for (cpu, gpu, tpu); default: JAX's.")
+]
+DevicesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--devices",
+        min=1,
+        help="Run on N devices (on CPU, N fake devices set up before JAX starts).",
+    ),
+]
+TopologyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--topology",
+        help="Compile for a TPU slice from this host, e.g. v5e:2x2 (needs jaxinspect[tpu]; "
+        "nothing runs). `jaxinspect topologies` lists them.",
+    ),
+]
+MeshOpt = Annotated[
+    str | None,
+    typer.Option("--mesh", help="Device mesh, e.g. data=4,model=2; overrides the spec's mesh:."),
 ]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
 CaseOpt = Annotated[
@@ -88,9 +109,35 @@ def format_option(*formats: OutputFormat) -> Any:
     )
 
 
-def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = None) -> "Spec":
+@dataclass(frozen=True, slots=True)
+class PlacementOptions:
+    """``--mesh``, ``--devices`` and ``--topology`` as given (``None``: the spec decides)."""
+
+    mesh: str | None = None
+    devices: int | None = None
+    topology: str | None = None
+
+    def words(self) -> list[str]:
+        """The options again, for a command line in a hint."""
+        words: list[str] = []
+        for flag, value in (
+            ("--mesh", self.mesh),
+            ("--devices", self.devices),
+            ("--topology", self.topology),
+        ):
+            if value is not None:
+                words += [flag, str(value)]
+        return words
+
+
+def load_cli_spec(
+    shapes: str | None,
+    arg: list[str] | None,
+    case: str | None = None,
+    placement: PlacementOptions | None = None,
+) -> "Spec":
     """The one spec a command runs; ``case`` picks one of a spec file's ``cases:``."""
-    cases = load_cli_cases(shapes, arg, case)
+    cases = load_cli_cases(shapes, arg, case, placement)
     if len(cases) > 1:
         names = ", ".join(name for name, _ in cases)
         raise UsageError(
@@ -100,9 +147,48 @@ def load_cli_spec(shapes: str | None, arg: list[str] | None, case: str | None = 
 
 
 def load_cli_cases(
-    shapes: str | None, arg: list[str] | None, case: str | None = None
+    shapes: str | None,
+    arg: list[str] | None,
+    case: str | None = None,
+    placement: PlacementOptions | None = None,
 ) -> "tuple[tuple[str, Spec], ...]":
-    """``(case name, Spec)`` pairs: every case of the spec file, or the one ``case`` names."""
+    """``(case name, Spec)`` pairs: every case of the spec file, or the one ``case`` names.
+
+    ``placement`` (the command line's mesh, devices, topology) overrides the spec's. When a
+    case needs several CPU devices, they are set up here, before the target is imported.
+    """
+    from jaxinspect.inputs.spec import check_placement
+
+    cases = _read_cases(shapes, arg, case)
+    if placement is not None and placement != PlacementOptions():
+        cases = tuple((name, apply_placement(spec, placement)) for name, spec in cases)
+    for _, spec in cases:
+        check_placement(spec)  # --arg leaves meet their --mesh only here
+    if any(spec.mesh or spec.devices for _, spec in cases):
+        from jaxinspect.pipeline.placement import reserve_devices
+
+        reserve_devices([spec for _, spec in cases], None)
+    return cases
+
+
+def apply_placement(spec: "Spec", placement: PlacementOptions) -> "Spec":
+    """``spec`` with ``--mesh``/``--devices``/``--topology`` over its own.
+
+    Raises:
+        SpecError: The result does not hold together (an axis not in the mesh, ...).
+    """
+    from jaxinspect.inputs.sharding import parse_mesh_option
+    from jaxinspect.inputs.spec import with_placement
+
+    if placement.devices is not None and placement.topology is not None:
+        raise UsageError("give either --devices N or --topology NAME, not both")
+    mesh = None if placement.mesh is None else parse_mesh_option(placement.mesh)
+    return with_placement(spec, mesh=mesh, devices=placement.devices, topology=placement.topology)
+
+
+def _read_cases(
+    shapes: str | None, arg: list[str] | None, case: str | None
+) -> "tuple[tuple[str, Spec], ...]":
     from jaxinspect.inputs.cases import SINGLE_CASE, load_spec_cases
     from jaxinspect.inputs.spec import Spec, parse_arg_options
 
@@ -123,6 +209,7 @@ def rerun_inputs(
     case: str | None = None,
     transform: list[str] | None = None,
     backend: str | None = None,
+    placement: PlacementOptions | None = None,
 ) -> str:
     """The options that name these inputs again, quoted for a shell (for hints)."""
     import shlex
@@ -138,4 +225,6 @@ def rerun_inputs(
         words += ["--transform", text]
     if backend is not None:
         words += ["--backend", backend]
+    if placement is not None:
+        words += placement.words()
     return shlex.join(words)

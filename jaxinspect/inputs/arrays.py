@@ -7,6 +7,7 @@ whose array leaves are drawn from the same seeded generator, in order.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any
 
 import jax
@@ -32,58 +33,64 @@ def _dtype(leaf: LeafSpec) -> Any:
     return _key_dtype() if leaf.is_key else jax.numpy.dtype(leaf.dtype)
 
 
-def abstract_tree(node: Node, device: Any, resolver: Resolver | None = None) -> Any:
-    """The pytree of ``ShapeDtypeStruct`` for ``node``, committed to ``device``.
+def abstract_tree(node: Node, placement: Any, resolver: Resolver | None = None) -> Any:
+    """The pytree of ``ShapeDtypeStruct`` for ``node``, placed as ``placement`` says.
 
+    ``placement`` (``pipeline.placement.Placement``) gives each leaf's sharding: split over the
+    mesh as the spec writes, else replicated, or on the one device without a mesh.
     ``resolver`` evaluates ``from:`` nodes; a spec without them needs none.
     """
-    sharding = jax.sharding.SingleDeviceSharding(device)
     if isinstance(node, LeafSpec):
         return jax.ShapeDtypeStruct(
-            node.shape, _dtype(node), sharding=sharding, weak_type=node.weak_type
+            node.shape,
+            _dtype(node),
+            sharding=placement.sharding(node.sharding),
+            weak_type=node.weak_type,
         )
     if isinstance(node, ListNode):
-        return [abstract_tree(item, device, resolver) for item in node.items]
+        return [abstract_tree(item, placement, resolver) for item in node.items]
     if isinstance(node, DictNode):
-        return {key: abstract_tree(item, device, resolver) for key, item in node.items}
+        return {key: abstract_tree(item, placement, resolver) for key, item in node.items}
     filtered = _resolver(resolver).resolve(node)
+    replicated = placement.sharding()
     placed = tuple(
-        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding, weak_type=a.weak_type)
+        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=replicated, weak_type=a.weak_type)
         for a in filtered.arrays
     )
     return Filtered(filtered.static, placed)
 
 
 def concrete_tree(
-    node: Node, rng: np.random.Generator, device: Any, resolver: Resolver | None = None
+    node: Node, rng: np.random.Generator, placement: Any, resolver: Resolver | None = None
 ) -> Any:
-    """Seeded random values for ``node``, placed on ``device``.
+    """Seeded random values for ``node``, placed as ``placement`` says.
 
     Floats are standard normal, integers uniform in [0, 10), booleans fair coins, keys random
     key data. Weak-typed YAML scalars become Python numbers, as a caller would pass them.
     """
     if isinstance(node, ListNode):
-        return [concrete_tree(item, rng, device, resolver) for item in node.items]
+        return [concrete_tree(item, rng, placement, resolver) for item in node.items]
     if isinstance(node, DictNode):
-        return {key: concrete_tree(item, rng, device, resolver) for key, item in node.items}
+        return {key: concrete_tree(item, rng, placement, resolver) for key, item in node.items}
     if isinstance(node, FromNode | ValueNode):
         filtered = _resolver(resolver).resolve(node)
-        arrays = tuple(_concrete_leaf(a.shape, a.dtype, rng, device) for a in filtered.arrays)
+        replicated = placement.sharding()
+        arrays = tuple(_concrete_leaf(a.shape, a.dtype, rng, replicated) for a in filtered.arrays)
         return Filtered(filtered.static, arrays)
     if node.weak_type:
         return float(rng.standard_normal()) if node.dtype == "float32" else int(rng.integers(10))
-    return _concrete_leaf(node.shape, _dtype(node), rng, device)
+    return _concrete_leaf(node.shape, _dtype(node), rng, placement.sharding(node.sharding))
 
 
 def _concrete_leaf(
-    shape: tuple[int, ...], dtype: Any, rng: np.random.Generator, device: Any
+    shape: tuple[int, ...], dtype: Any, rng: np.random.Generator, sharding: Any
 ) -> Any:
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
         data_shape = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(shape, dtype))
         data = rng.integers(0, 2**32, size=data_shape.shape, dtype=np.uint32)
         impl = getattr(dtype, "_impl", None)  # the key's PRNG implementation (threefry, rbg)
-        return jax.device_put(jax.random.wrap_key_data(data, impl=impl), device)
-    return jax.device_put(_random_array(shape, jax.numpy.dtype(dtype), rng), device)
+        return jax.device_put(jax.random.wrap_key_data(data, impl=impl), sharding)
+    return jax.device_put(_random_array(shape, jax.numpy.dtype(dtype), rng), sharding)
 
 
 def _random_array(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator) -> Any:
@@ -171,35 +178,60 @@ def check_input_size(total_bytes: int, limit_bytes: int) -> None:
         )
 
 
-def describe_args(plan: CallPlan, resolver: Resolver | None = None) -> tuple[ArgInfo, ...]:
-    """One ``ArgInfo`` per leaf and static value, with readable pytree paths."""
+def describe_args(
+    plan: CallPlan, resolver: Resolver | None = None, shardings: dict[str, Any] | None = None
+) -> tuple[ArgInfo, ...]:
+    """One ``ArgInfo`` per leaf and static value, with readable pytree paths.
+
+    ``shardings`` (parameter name -> the executable's sharding subtree, see
+    ``pipeline.shardings.argument_shardings``) adds each leaf's sharding and per-device shape.
+    """
     out: list[ArgInfo] = []
     for arg in plan.args:
         if arg.static:
             out.append(ArgInfo(path=arg.name, kind="static", value=repr(arg.value)))
         elif arg.node is not None:
-            _describe(arg.node, arg.name, out, resolver)
+            placed = None if shardings is None else shardings.get(arg.name)
+            _describe(arg.node, arg.name, out, resolver, placed)
     return tuple(out)
 
 
-def _describe(node: Node, path: str, out: list[ArgInfo], resolver: Resolver | None) -> None:
+def _describe(
+    node: Node, path: str, out: list[ArgInfo], resolver: Resolver | None, placed: Any
+) -> None:
+    """``placed`` is the matching subtree of the executable's input shardings, or ``None``."""
     if isinstance(node, LeafSpec):
         kind = "key" if node.is_key else "array"
-        out.append(ArgInfo(path, kind, node.dtype, node.shape, node.weak_type))
+        out.append(_placed(ArgInfo(path, kind, node.dtype, node.shape, node.weak_type), placed))
     elif isinstance(node, ListNode):
         for i, item in enumerate(node.items):
-            _describe(item, f"{path}[{i}]", out, resolver)
+            _describe(item, f"{path}[{i}]", out, resolver, None if placed is None else placed[i])
     elif isinstance(node, DictNode):
         for key, item in node.items:
-            _describe(item, f"{path}[{key!r}]", out, resolver)
+            sub = None if placed is None else placed[key]
+            _describe(item, f"{path}[{key!r}]", out, resolver, sub)
     else:
-        _describe_filtered(_resolver(resolver).resolve(node), path, out)
+        arrays = None if placed is None else placed.arrays
+        _describe_filtered(_resolver(resolver).resolve(node), path, out, arrays)
 
 
-def _describe_filtered(filtered: Filtered, path: str, out: list[ArgInfo]) -> None:
+def _placed(info: ArgInfo, sharding: Any) -> ArgInfo:
+    if sharding is None or info.shape is None:
+        return info
+    from jaxinspect.pipeline.shardings import shard_shape, sharding_text
+
+    return replace(
+        info, sharding=sharding_text(sharding), shard_shape=shard_shape(sharding, info.shape)
+    )
+
+
+def _describe_filtered(
+    filtered: Filtered, path: str, out: list[ArgInfo], shardings: Any = None
+) -> None:
     """Array and static leaves in the order of the user's pytree."""
     static = filtered.static
     arrays = iter(zip(static.array_paths, filtered.arrays, strict=True))
+    placed = iter(shardings if shardings is not None else [None] * len(filtered.arrays))
     statics = iter(zip(static.static_paths, static.statics, strict=True))
     for is_array_leaf in static.mask:
         if is_array_leaf:
@@ -208,7 +240,8 @@ def _describe_filtered(filtered: Filtered, path: str, out: list[ArgInfo]) -> Non
             dtype = "key" if key else str(leaf.dtype)
             shape = tuple(int(d) for d in leaf.shape)
             kind = "key" if key else "array"
-            out.append(ArgInfo(path + sub, kind, dtype, shape, bool(leaf.weak_type)))
+            info = ArgInfo(path + sub, kind, dtype, shape, bool(leaf.weak_type))
+            out.append(_placed(info, next(placed)))
         else:
             sub, value = next(statics)
             shown = describe_static(static_value(value))

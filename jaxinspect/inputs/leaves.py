@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect.errors import SpecError
+from jaxinspect.inputs.sharding import Sharding, parse_long_sharding, split_short_dims
 from jaxinspect.suggest import did_you_mean
 
 #: Short dtype names accepted in leaves, mapped to their numpy names.
@@ -64,11 +65,16 @@ _LEAF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
 
 @dataclass(frozen=True, slots=True)
 class LeafSpec:
-    """One abstract array: dtype, shape, and whether it stands for a weakly typed Python scalar."""
+    """One abstract array: dtype, shape, and whether it stands for a weakly typed Python scalar.
+
+    ``sharding`` names the mesh axes of each leading dimension (``None``: not written, so the
+    leaf is replicated over the mesh, or on the one device without a mesh).
+    """
 
     dtype: str
     shape: tuple[int, ...]
     weak_type: bool = False
+    sharding: Sharding | None = None
 
     @property
     def is_key(self) -> bool:
@@ -89,13 +95,22 @@ class LeafSpec:
         return int(count * DTYPE_BYTES[self.dtype])
 
     def __str__(self) -> str:
-        dims = ",".join(str(d) for d in self.shape)
+        # Sharded dimensions as JAX prints them in a jaxpr: 256@data, 256@(data,model).
+        axes = list(self.sharding or ()) + [()] * (len(self.shape) - len(self.sharding or ()))
+        dims = ",".join(_dim_text(d, a) for d, a in zip(self.shape, axes, strict=False))
         weak = " (weak)" if self.weak_type else ""
         return f"{self.dtype}[{dims}]{weak}"
 
 
+def _dim_text(dim: int, axes: tuple[str, ...]) -> str:
+    if not axes:
+        return str(dim)
+    return f"{dim}@{axes[0]}" if len(axes) == 1 else f"{dim}@({','.join(axes)})"
+
+
 def parse_leaf(text: str, *, where: str) -> LeafSpec:
-    """Parse one leaf string such as ``f32[128,784]``, ``key[4]`` or ``bf16[]``."""
+    """Parse one leaf string such as ``f32[128,784]``, ``key[4]``, ``bf16[]`` or, sharded over
+    mesh axes, ``f32[256@data,784]``."""
     match = _LEAF.match(text)
     if match is None:
         raise SpecError(
@@ -103,10 +118,16 @@ def parse_leaf(text: str, *, where: str) -> LeafSpec:
             "(a scalar is f32[])"
         )
     dtype = _resolve_dtype(match.group(1), where)
-    return LeafSpec(dtype=dtype, shape=_check_size(_parse_dims(match.group(2), where), where))
+    dims_text = match.group(2)
+    sharding = None
+    if "@" in dims_text:
+        parts, sharding = split_short_dims(dims_text, where)
+        dims_text = ",".join(parts)
+    shape = _check_size(_parse_dims(dims_text, where), where)
+    return LeafSpec(dtype=dtype, shape=shape, sharding=sharding)
 
 
-_LONG_KEYS = ("shape", "dtype", "weak_type")
+_LONG_KEYS = ("shape", "dtype", "weak_type", "sharding")
 
 
 def parse_long_leaf(raw: Mapping[Any, Any], where: str) -> LeafSpec:
@@ -131,7 +152,10 @@ def parse_long_leaf(raw: Mapping[Any, Any], where: str) -> LeafSpec:
     dtype = _resolve_dtype(dtype_raw, f"{where}.dtype")
     if weak and (shape or dtype == "key"):
         raise SpecError(f"{where}.weak_type: only scalar (shape []) numeric leaves can be weak")
-    return LeafSpec(dtype=dtype, shape=shape, weak_type=weak)
+    sharding = None
+    if raw.get("sharding") is not None:
+        sharding = parse_long_sharding(raw["sharding"], f"{where}.sharding")
+    return LeafSpec(dtype=dtype, shape=shape, weak_type=weak, sharding=sharding)
 
 
 def _resolve_dtype(name: str, where: str) -> str:

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.fromnode import FromNode, ValueNode, is_from_mapping, parse_from
 from jaxinspect.inputs.leaves import LeafSpec, parse_leaf, parse_long_leaf
+from jaxinspect.inputs.sharding import (
+    MeshSpec,
+    Sharding,
+    check_axes,
+    check_sharding,
+    parse_long_sharding,
+    parse_mesh,
+)
 from jaxinspect.suggest import did_you_mean
 
-#: Top-level keys a spec may have now.
-KNOWN_KEYS = ("args", "static", "donate")
-#: Keys the grammar reserves for later capabilities, refused with a clear message until then.
-RESERVED_KEYS = {
-    "mesh": "a device mesh",
-    "shardings": "per-leaf shardings",
+#: Top-level keys a spec may have.
+KNOWN_KEYS = ("args", "static", "donate", "mesh", "devices", "topology", "out_shardings")
+#: Keys people write by analogy with other tools, and what to write instead.
+_MISTAKEN_KEYS = {
+    "shardings": "write `sharding:` on each leaf (or f32[256@data,784]), or `out_shardings:`",
+    "in_shardings": "write `sharding:` on each leaf (or f32[256@data,784])",
 }
 
 
@@ -55,6 +63,14 @@ class Spec:
     donate: tuple[str, ...] = ()
     #: ``args: {from: ...}``: one factory builds every argument (``args`` is then empty).
     args_from: FromNode | None = None
+    #: ``mesh:``: the device mesh the leaves' shardings name.
+    mesh: MeshSpec | None = None
+    #: ``devices:``: how many devices of the backend to set up (CPU: before JAX starts).
+    devices: int | None = None
+    #: ``topology:``: a TPU slice to compile for from this host (``v5e:2x2``).
+    topology: str | None = None
+    #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
+    out_shardings: tuple[Sharding | None, ...] | None = None
 
     @property
     def positional(self) -> bool:
@@ -171,11 +187,8 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
     for key in document:
         if not isinstance(key, str):
             raise SpecError(f"{source}: top-level key {key!r} is not a name; use `args`, `static`")
-        if key in RESERVED_KEYS:
-            raise SpecError(
-                f"{source}: key `{key}` is reserved for {RESERVED_KEYS[key]}, "
-                "which this version of jaxinspect does not support yet"
-            )
+        if key in _MISTAKEN_KEYS:
+            raise SpecError(f"{source}: unknown top-level key `{key}`: {_MISTAKEN_KEYS[key]}")
         if key not in KNOWN_KEYS:
             raise SpecError(
                 f"{source}: unknown top-level key `{key}`{did_you_mean(key, KNOWN_KEYS)}"
@@ -206,7 +219,115 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
                 f"{source}: donate: `{name}` is not under `args`"
                 f"{did_you_mean(name, [str(n) for n, _ in args])}"
             )
-    return Spec(source=source, args=args, static=static, donate=donate, args_from=args_from)
+    spec = Spec(
+        source=source,
+        args=args,
+        static=static,
+        donate=donate,
+        args_from=args_from,
+        mesh=parse_mesh(document["mesh"], f"{source}: mesh") if "mesh" in document else None,
+        devices=_parse_devices(document.get("devices"), f"{source}: devices"),
+        topology=_parse_topology(document.get("topology"), f"{source}: topology"),
+        out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
+    )
+    check_placement(spec)
+    return spec
+
+
+def with_placement(
+    spec: Spec,
+    *,
+    mesh: MeshSpec | None = None,
+    devices: int | None = None,
+    topology: str | None = None,
+) -> Spec:
+    """``spec`` with the command line's ``--mesh``/``--devices``/``--topology`` over its own.
+
+    Raises:
+        SpecError: The result does not hold together (see ``check_placement``).
+    """
+    if mesh is None and devices is None and topology is None:
+        return spec
+    changed = replace(
+        spec,
+        mesh=mesh if mesh is not None else spec.mesh,
+        # One of --devices/--topology replaces the other that the spec may name.
+        devices=devices if devices is not None else (None if topology else spec.devices),
+        topology=topology if topology is not None else (None if devices else spec.topology),
+    )
+    check_placement(changed)
+    return changed
+
+
+def check_placement(spec: Spec) -> None:
+    """Check every leaf's sharding and the output shardings against the spec's mesh.
+
+    Raises:
+        SpecError: A sharding without a mesh, an axis not in the mesh, a dimension its axes
+            do not divide, or ``devices:`` beside ``topology:``, naming the key.
+    """
+    if spec.devices is not None and spec.topology is not None:
+        raise SpecError(
+            f"{spec.source}: `devices` and `topology` both say which devices to use; give one",
+            hint="A topology brings its own chips (v5e:2x2 has 4).",
+        )
+    for where, leaf in _leaves_with_paths(spec):
+        if leaf.sharding is not None:
+            check_sharding(leaf.sharding, leaf.shape, spec.mesh, f"{where}.sharding")
+    for i, sharding in enumerate(spec.out_shardings or ()):
+        if sharding is not None:
+            check_axes(sharding, spec.mesh, f"{spec.source}: out_shardings[{i}]")
+
+
+def _leaves_with_paths(spec: Spec) -> list[tuple[str, LeafSpec]]:
+    out: list[tuple[str, LeafSpec]] = []
+
+    def walk(node: Node, where: str) -> None:
+        if isinstance(node, LeafSpec):
+            out.append((where, node))
+        elif isinstance(node, ListNode):
+            for i, item in enumerate(node.items):
+                walk(item, f"{where}[{i}]")
+        elif isinstance(node, DictNode):
+            for key, item in node.items:
+                walk(item, f"{where}.{key}")
+
+    for i, (name, node) in enumerate(spec.args):
+        walk(
+            node, f"{spec.source}: args.{name}" if name is not None else f"{spec.source}: args[{i}]"
+        )
+    return out
+
+
+def _parse_devices(raw: object, where: str) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise SpecError(f"{where}: expected a positive number of devices, not {raw!r}")
+    return raw
+
+
+def _parse_topology(raw: object, where: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or ":" not in raw:
+        raise SpecError(f"{where}: expected a TPU slice name like v5e:2x2, not {raw!r}")
+    return raw.strip()
+
+
+def _parse_out_shardings(raw: object, source: str) -> tuple[Sharding | None, ...] | None:
+    if raw is None:
+        return None
+    where = f"{source}: out_shardings"
+    if not isinstance(raw, list):
+        raise SpecError(
+            f"{where}: expected a list with one entry per output leaf, e.g. [[data, null]] "
+            "for one output split over `data` on its first dimension"
+        )
+    return tuple(
+        None if entry is None else parse_long_sharding(entry, f"{where}[{i}]")
+        for i, entry in enumerate(raw)
+    )
 
 
 def _parse_donate(raw: object, source: str) -> tuple[str, ...]:

@@ -33,6 +33,49 @@ def select_device(backend: str | None) -> Any:
         ) from None
 
 
+def select_devices(backend: str | None, count: int) -> tuple[Any, ...]:
+    """The first ``count`` devices of ``backend`` (JAX's default backend when ``None``).
+
+    Raises:
+        UsageError: The backend is unavailable or has fewer than ``count`` devices.
+    """
+    first = select_device(backend)
+    devices = tuple(jax.devices(first.platform))
+    if len(devices) < count:
+        raise UsageError(
+            f"the run needs {count} {first.platform} devices; this process has {len(devices)}",
+            hint="On CPU, --devices N sets them up; on GPU/TPU, use a machine with more.",
+        )
+    return devices[:count]
+
+
+def reserve_cpu_devices(count: int) -> None:
+    """Have JAX start its CPU backend with at least ``count`` devices.
+
+    The number is fixed when the backend starts; asked for later, the devices already there
+    must be enough (a test process set up with more serves any smaller count).
+
+    Raises:
+        UsageError: The CPU backend already started with fewer devices.
+    """
+    if count <= 1:
+        return
+    try:
+        current = jax.config.jax_num_cpu_devices
+        if current is None or current < count:
+            jax.config.update("jax_num_cpu_devices", count)
+        return
+    except RuntimeError:  # the backend already started: see what it has
+        pass
+    have = len(jax.devices("cpu"))
+    if have < count:
+        raise UsageError(
+            f"--devices {count}: JAX's CPU backend already started in this process "
+            f"with {have} device{'s' if have != 1 else ''}",
+            hint="Set jax.config.update('jax_num_cpu_devices', N) before JAX first runs.",
+        )
+
+
 def describe_device(device: Any) -> str:
     """A one-line description such as ``cpu:0 (cpu)``."""
     return f"{device.platform}:{device.id} ({device.device_kind})"
@@ -41,7 +84,10 @@ def describe_device(device: Any) -> str:
 def compiled_devices(compiled: Any | None, fallback: Any) -> list[Any]:
     """The devices the executable was actually compiled for, read back from XLA.
 
-    Before compilation (or where the runtime does not say), the device that was asked for.
+    Before compilation (or where the runtime does not say), the devices that were asked for
+    (``fallback``: one device or a sequence of them).
     """
     devices = None if compiled is None else jaxapi.executable_devices(compiled)
-    return devices or [fallback]
+    if devices:
+        return list(devices)
+    return list(fallback) if isinstance(fallback, tuple | list) else [fallback]

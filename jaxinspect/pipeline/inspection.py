@@ -31,8 +31,10 @@ from jaxinspect.pipeline import analyses as collect
 from jaxinspect.pipeline import histograms as hloinfo
 from jaxinspect.pipeline.aliasing import buffer_aliases
 from jaxinspect.pipeline.analyses import Reasons
-from jaxinspect.pipeline.backend import compiled_devices, describe_device, select_device
+from jaxinspect.pipeline.backend import compiled_devices, describe_device
 from jaxinspect.pipeline.execute import time_calls
+from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
+from jaxinspect.pipeline.shardings import argument_shardings, output_infos
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
 from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
 from jaxinspect.reports.sections import SECTIONS
@@ -100,7 +102,7 @@ class PreparedCall:
     loaded: LoadedTarget
     spec: Spec
     plan: CallPlan
-    device: Any
+    placement: Placement
     args: list[Any]
     kwargs: dict[str, Any]
     function: Any
@@ -111,6 +113,11 @@ class PreparedCall:
         """The target as the user wrote it."""
         return self.loaded.ref.spec
 
+    @property
+    def device(self) -> Any:
+        """The first device of the run (the only one without a mesh)."""
+        return self.placement.device
+
     def concrete_inputs(self, seed: int, max_bytes: int) -> tuple[list[Any], dict[str, Any]]:
         """Seeded inputs on the device for calling the ``Compiled`` (statics left out).
 
@@ -120,7 +127,7 @@ class PreparedCall:
         check_input_size(self.input_bytes, max_bytes)
         rng = np.random.default_rng(seed)
         concrete = build_call(
-            self.plan, lambda node: concrete_tree(node, rng, self.device, self.resolver)
+            self.plan, lambda node: concrete_tree(node, rng, self.placement, self.resolver)
         )
         return dynamic_only(self.plan, *concrete)
 
@@ -146,11 +153,14 @@ def prepare_call(loaded: LoadedTarget, spec: Spec, backend: str | None) -> Prepa
         UsageError: The backend is unavailable.
         StageError: A ``from:`` factory raised.
     """
+    placement = place(spec, backend)  # first: CPU devices are set up before JAX starts
     resolver = Resolver()
     bound = bind_target(loaded.function, spec, target=loaded.ref.spec, resolver=resolver)
-    device = select_device(backend)
-    args, kwargs = build_call(bound.plan, lambda node: abstract_tree(node, device, resolver))
-    return PreparedCall(loaded, spec, bound.plan, device, args, kwargs, bound.function, resolver)
+    args, kwargs = build_call(bound.plan, lambda node: abstract_tree(node, placement, resolver))
+    function = bound.function
+    if spec.out_shardings is not None:
+        function = constrain_outputs(function, spec.out_shardings, placement)
+    return PreparedCall(loaded, spec, bound.plan, placement, args, kwargs, function, resolver)
 
 
 def run_inspection(
@@ -183,17 +193,23 @@ def run_inspection(
         timings = _time_execution(call, artifacts, options, reasons)
         cost, memory = _analyses(call, artifacts, options, reasons)
         # Name the platform XLA compiled for, not merely the one that was asked for.
-        devices = compiled_devices(artifacts.compiled, call.device)
+        devices = compiled_devices(artifacts.compiled, call.placement.devices)
+        compiled = artifacts.compiled
+        shardings = None if compiled is None else argument_shardings(compiled, call.plan)
         report = InspectionReport(
             target=target,
             function_name=str(artifacts.traced.fun_name),
             composition=chain,
             backend=devices[0].platform,
             devices=tuple(describe_device(d) for d in devices),
+            device_kind=str(devices[0].device_kind),
+            topology=call.placement.topology,
+            mesh=None if call.spec.mesh is None else call.spec.mesh.axes,
+            outputs=() if compiled is None else output_infos(compiled),
             jax_version=jax.__version__,
             jaxlib_version=jaxlib.__version__,
             x64=spec.needs_x64,
-            args=describe_args(call.plan, call.resolver),
+            args=describe_args(call.plan, call.resolver, shardings),
             stages=_stage_texts(artifacts),
             cost=cost,
             memory=memory,

@@ -25,6 +25,7 @@ from jaxinspect.inputs.transforms import Transform
 from jaxinspect.jaxapi import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT
 from jaxinspect.pipeline.backend import select_device
 from jaxinspect.pipeline.frames import hide_tool_frames
+from jaxinspect.pipeline.placement import place, reserve_devices
 from jaxinspect.pipeline.usercode import user_code
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
 from jaxinspect.reports.failures import case_failure
@@ -82,7 +83,8 @@ def run_sweep(
     chain = composition(loaded, transforms)
     target = loaded.ref.spec
     function = transform_target(loaded, transforms).function
-    device = select_device(backend)
+    reserve_devices([spec for _, spec in cases], backend)
+    platform = select_device(backend).platform
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
         resolver = Resolver()  # one per sweep: equal factory calls share their statics
@@ -97,7 +99,7 @@ def run_sweep(
                     continue
                 try:
                     outcome = _sweep_case(
-                        name, spec, plan, jitted, device, resolver, target, counter
+                        name, spec, plan, jitted, backend, resolver, target, counter
                     )
                 except JaxInspectError as exc:
                     counter.take()  # events of a failed attempt are not the next case's
@@ -113,7 +115,7 @@ def run_sweep(
     return SweepReport(
         target=target,
         composition=chain,
-        backend=device.platform,
+        backend=platform,
         jax_version=jax.__version__,
         jaxlib_version=jaxlib.__version__,
         x64=x64,
@@ -136,13 +138,14 @@ def _sweep_case(
     spec: Spec,
     plan: CallPlan,
     jitted: Any,
-    device: Any,
+    backend: str | None,
     resolver: Resolver,
     target: str,
     counter: _EventCounter,
 ) -> tuple[Any, CaseOutcome]:
     """Compile one case through ``jitted``; its executable and its outcome (no neighbours yet)."""
-    args, kwargs = build_call(plan, lambda node: abstract_tree(node, device, resolver))
+    placement = place(spec, backend)  # per case: a sharding is part of the cache key
+    args, kwargs = build_call(plan, lambda node: abstract_tree(node, placement, resolver))
     start = time.perf_counter()
     compiled = _aot(jitted, args, kwargs, target)
     wall = time.perf_counter() - start

@@ -15,6 +15,21 @@ class ArgInfo:
     shape: tuple[int, ...] | None = None
     weak_type: bool = False
     value: str | None = None  # repr of a static value
+    #: How the executable splits it over the mesh (``P('data', None)``); ``None``: one device.
+    sharding: str | None = None
+    #: The part each device holds; ``None`` when a device holds it whole.
+    shard_shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputInfo:
+    """One output leaf of the compiled program and how it is split over the devices."""
+
+    path: str  # e.g. "result[0]['w']"
+    dtype: str
+    shape: tuple[int, ...]
+    sharding: str | None = None
+    shard_shape: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +147,14 @@ class InspectionReport:
     unavailable: tuple[tuple[str, str], ...] = ()
     #: What was compiled, as Python: ``jit(vmap(grad(loss_fn, argnums=0), in_axes=(None, 0)))``.
     composition: str | None = None
+    #: The devices' ``device_kind`` ("cpu", "TPU v5 lite", "NVIDIA H100 80GB HBM3").
+    device_kind: str = ""
+    #: The TPU slice compiled for from this host (``v5e:2x2``); ``None``: local devices.
+    topology: str | None = None
+    #: The device mesh, axis name -> size, in order; ``None`` without one.
+    mesh: tuple[tuple[str, int], ...] | None = None
+    #: Output leaves with their shardings; empty before compilation.
+    outputs: tuple[OutputInfo, ...] = ()
 
     def stage(self, name: str) -> StageText | None:
         """The IR stage called ``name``, if it ran."""

@@ -81,7 +81,7 @@ def _optimized_hlo_text(artifacts: StageArtifacts) -> str:
 
 
 def _header(report: InspectionReport) -> SnapshotHeader:
-    device_kind = report.devices[0].rpartition("(")[2].rstrip(")") if report.devices else ""
+    device_kind = report.device_kind
     return SnapshotHeader(
         jax_version=report.jax_version,
         jaxlib_version=report.jaxlib_version,

@@ -12,8 +12,12 @@ from jaxinspect.cli.options import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    DevicesOpt,
+    MeshOpt,
+    PlacementOptions,
     ShapesOpt,
     TargetArg,
+    TopologyOpt,
     errors_to_exit_codes,
     format_option,
     load_cli_spec,
@@ -90,6 +94,9 @@ def cost(
         ),
     ] = None,
     case: CaseOpt = None,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
+    topology: TopologyOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
@@ -97,7 +104,7 @@ def cost(
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
-        spec = load_cli_spec(shapes, arg, case)
+        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
         report = _analyse(target, spec, backend, sort.value, profile, user_code)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json

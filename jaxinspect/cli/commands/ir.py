@@ -15,8 +15,12 @@ from jaxinspect.cli.options import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    DevicesOpt,
+    MeshOpt,
+    PlacementOptions,
     ShapesOpt,
     TargetArg,
+    TopologyOpt,
     TransformOpt,
     errors_to_exit_codes,
     load_cli_spec,
@@ -40,6 +44,9 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         backend: BackendOpt = None,
         transform: TransformOpt = None,
         case: CaseOpt = None,
+        mesh: MeshOpt = None,
+        devices: DevicesOpt = None,
+        topology: TopologyOpt = None,
         debug: DebugOpt = False,
     ) -> None:
         with errors_to_exit_codes(debug):
@@ -51,7 +58,8 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
                 execute=False,
                 transforms=parse_transform_options(transform),
             )
-            report = inspect_with_status(target, load_cli_spec(shapes, arg, case), options)
+            spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+            report = inspect_with_status(target, spec, options)
             stage = report.stage(name)
             assert stage is not None  # the pipeline ran up to this stage or raised
             sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")

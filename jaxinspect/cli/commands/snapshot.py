@@ -9,8 +9,12 @@ from jaxinspect.cli.options import (
     ArgOpt,
     BackendOpt,
     DebugOpt,
+    DevicesOpt,
+    MeshOpt,
+    PlacementOptions,
     ShapesOpt,
     TargetArg,
+    TopologyOpt,
     errors_to_exit_codes,
     load_cli_spec,
 )
@@ -27,6 +31,9 @@ def snapshot(
     shapes: ShapesOpt = None,
     arg: ArgOpt = None,
     backend: BackendOpt = None,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
+    topology: TopologyOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and write its normalized snapshot to --out."""
@@ -36,7 +43,7 @@ def snapshot(
         from jaxinspect.snapshot.model import STAGE_FILES
         from jaxinspect.snapshot.store import write_snapshot
 
-        spec = load_cli_spec(shapes, arg)
+        spec = load_cli_spec(shapes, arg, placement=PlacementOptions(mesh, devices, topology))
         taken = capture_snapshot(load_target(target), spec, backend)
         write_snapshot(out, taken)
         flops = taken.summary.metrics().get("flops")

@@ -11,11 +11,15 @@ from jaxinspect.cli.options import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    DevicesOpt,
     MaxInputBytesOpt,
+    MeshOpt,
+    PlacementOptions,
     SeedOpt,
     ShapesOpt,
     TargetArg,
     TimeoutOpt,
+    TopologyOpt,
     TransformOpt,
     errors_to_exit_codes,
     format_option,
@@ -72,6 +76,9 @@ def stages(
     transform: TransformOpt = None,
     case: CaseOpt = None,
     timeout: TimeoutOpt = None,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
+    topology: TopologyOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and show every stage.
@@ -93,7 +100,8 @@ def stages(
             transforms=parse_transform_options(transform),
             progress=_progress_line,
         )
-        cases = load_cli_cases(shapes, arg, case)
+        placement = PlacementOptions(mesh, devices, topology)
+        cases = load_cli_cases(shapes, arg, case, placement)
         if len(cases) > 1:
             _show_case_comparison(target, cases, options, output_format, debug)
             return
@@ -106,7 +114,7 @@ def stages(
             from jaxinspect.renderers.stages.console import render_console
             from jaxinspect.renderers.stdout import stdout_console
 
-            rerun = rerun_inputs(shapes, arg, case, transform, backend)
+            rerun = rerun_inputs(shapes, arg, case, transform, backend, placement)
             stdout_console().print(
                 render_console(
                     report,

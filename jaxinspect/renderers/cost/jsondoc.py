@@ -17,7 +17,7 @@ from jaxinspect.reports.cost import CostReport
 #: The schema this document follows, and its version: bump both on any incompatible change of
 #: paths or meanings (a test checks that they agree).
 SCHEMA = "cost.schema.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render_cost_json(report: CostReport) -> str:
@@ -39,6 +39,7 @@ _RUN_KEYS = (
     "composition",
     "backend",
     "devices",
+    "mesh",
     "jax_version",
     "jaxlib_version",
     "x64",

@@ -68,19 +68,73 @@ def _header(report: InspectionReport) -> RenderableType:
     grid.add_row("function", report.function_name)
     if report.composition is not None:
         grid.add_row("compiled", report.composition)
-    grid.add_row("backend", f"{report.backend}  ({', '.join(report.devices)})")
+    grid.add_row("backend", device_line(report))
+    if report.mesh is not None:
+        grid.add_row("mesh", " × ".join(f"{name}={size}" for name, size in report.mesh))
     grid.add_row("jax / jaxlib", f"{report.jax_version} / {report.jaxlib_version}")
     grid.add_row("x64", "on (the spec has a 64-bit leaf)" if report.x64 else "off")
     # Leaves of one layer share a long prefix: a path is cut in its middle, never its end.
-    args = FitTable([Col("argument", kind="path"), Col("kind", drop=1), Col("dtype"), Col("shape")])
+    args = FitTable(
+        [
+            Col("argument", kind="path"),
+            Col("kind", drop=1),
+            Col("dtype"),
+            Col("shape"),
+            Col("sharding", drop=2),
+            Col("per device", drop=3),
+        ]
+    )
     for arg in report.args:
         if arg.kind == "static":
-            args.add_row(arg.path, "static", "", arg.value or "")
+            args.add_row(arg.path, "static", "", arg.value or "", "", "")
         else:
             weak = " (weak)" if arg.weak_type else ""
-            shape = "[" + ",".join(str(d) for d in arg.shape or ()) + "]"
-            args.add_row(arg.path, arg.kind, f"{arg.dtype}{weak}", shape)
-    return Panel(Group(grid, Text(""), args), title="jaxinspect stages", title_align="left")
+            args.add_row(
+                arg.path,
+                arg.kind,
+                f"{arg.dtype}{weak}",
+                _dims(arg.shape),
+                arg.sharding or "",
+                _dims(arg.shard_shape) if arg.shard_shape is not None else "",
+            )
+    parts: list[RenderableType] = [grid, Text(""), args]
+    if any(out.sharding is not None for out in report.outputs):
+        outputs = FitTable(
+            [
+                Col("output", kind="path"),
+                Col("dtype"),
+                Col("shape"),
+                Col("sharding"),
+                Col("per device", drop=1),
+            ]
+        )
+        for out in report.outputs:
+            shard = _dims(out.shard_shape) if out.shard_shape is not None else ""
+            outputs.add_row(out.path, out.dtype, _dims(out.shape), out.sharding or "", shard)
+        parts += [Text(""), outputs]
+    return Panel(Group(*parts), title="jaxinspect stages", title_align="left")
+
+
+def device_line(report: InspectionReport) -> str:
+    """``cpu  (cpu:0 (cpu))`` for one device; the count and kind for several (a slice may
+    have 256 chips); a topology says it was compiled here and not run."""
+    count = len(report.devices)
+    if report.topology is not None:
+        chips = f"{count} × {report.device_kind}"
+        return f"{report.backend}  {chips} (topology {report.topology}: compiled here, not run)"
+    if count == 1:
+        return f"{report.backend}  ({report.devices[0]})"
+    first, last = (name.partition(" (")[0] for name in (report.devices[0], report.devices[-1]))
+    return f"{report.backend}  {count} devices, {first} … {last} ({report.device_kind})"
+
+
+def _dims(shape: tuple[int, ...] | None) -> str:
+    return "[" + ",".join(str(d) for d in shape or ()) + "]"
+
+
+def _per_device(report: InspectionReport) -> str:
+    """A title's suffix saying XLA's figures are for one device of several."""
+    return ", per device" if len(report.devices) > 1 else ""
 
 
 def _stage_panel(
@@ -161,7 +215,7 @@ def _op_rows(stage: StageText) -> list[tuple[str, str]]:
 
 
 def _cost_table(report: InspectionReport) -> RenderableType:
-    table = _metric_table("cost (XLA cost_analysis of the compiled program)")
+    table = _metric_table(f"cost (XLA cost_analysis of the compiled program{_per_device(report)})")
     cost = report.cost
     if cost is None:
         table.add_row("cost", *_na_cells(report, "cost"))
@@ -195,7 +249,7 @@ def _loop_aware_rows(report: InspectionReport, table: FitTable) -> None:
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
-    table = _metric_table("memory (compiled memory_analysis)")
+    table = _metric_table(f"memory (compiled memory_analysis{_per_device(report)})")
     memory = report.memory
     if memory is None:
         table.add_row("memory", *_na_cells(report, "memory"))

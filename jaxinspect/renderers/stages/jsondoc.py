@@ -12,13 +12,14 @@ from jaxinspect.reports.stages import (
     InspectionReport,
     LoopAwareCost,
     MemorySummary,
+    OutputInfo,
     Timings,
 )
 
 #: The schema this document follows, and its version: bump both on any incompatible change of
 #: paths or meanings (a test checks that they agree).
 SCHEMA = "stages.schema.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render_json(report: InspectionReport) -> str:
@@ -46,7 +47,15 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
         "function": report.function_name,
         "composition": report.composition,
         "backend": report.backend,
-        "devices": list(report.devices),
+        "devices": {
+            "count": len(report.devices),
+            "kind": report.device_kind,
+            "platform": report.backend,
+            "topology": report.topology,
+            "list": list(report.devices),
+        },
+        "mesh": None if report.mesh is None else dict(report.mesh),
+        "outputs": [_output_to_dict(o) for o in report.outputs],
         "jax_version": report.jax_version,
         "jaxlib_version": report.jaxlib_version,
         "x64": report.x64,
@@ -65,7 +74,24 @@ def _arg_to_dict(arg: ArgInfo) -> dict[str, Any]:
         out["value"] = arg.value
     else:
         out.update(dtype=arg.dtype, shape=list(arg.shape or ()), weak_type=arg.weak_type)
+        out.update(_placement(arg.sharding, arg.shard_shape))
     return out
+
+
+def _output_to_dict(output: OutputInfo) -> dict[str, Any]:
+    return {
+        "path": output.path,
+        "dtype": output.dtype,
+        "shape": list(output.shape),
+        **_placement(output.sharding, output.shard_shape),
+    }
+
+
+def _placement(sharding: str | None, shard_shape: tuple[int, ...] | None) -> dict[str, Any]:
+    return {
+        "sharding": sharding,
+        "shard_shape": None if shard_shape is None else list(shard_shape),
+    }
 
 
 def _cost_to_dict(cost: CostSummary | None) -> dict[str, Any] | None:
