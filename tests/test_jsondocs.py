@@ -15,6 +15,7 @@ from jaxinspect.renderers.jsondoc import SCHEMAS_DIR, failure_to_dict, json_text
 from jaxinspect.renderers.recompile import jsondoc as recompile
 from jaxinspect.renderers.snapshot import jsondoc as snapshot
 from jaxinspect.renderers.stages import jsondoc as stages
+from jaxinspect.renderers.topologies import jsondoc as topologies
 from jaxinspect.reports.failures import CaseFailure
 
 #: (schema file, the version its serializer writes), one row per JSON report.
@@ -27,6 +28,7 @@ SERIALIZERS = (
     (snapshot.DIFF_SCHEMA, snapshot.DIFF_SCHEMA_VERSION),
     (snapshot.CHECK_SCHEMA, snapshot.CHECK_SCHEMA_VERSION),
     ("bench-baseline.schema.json", baseline.SCHEMA_VERSION),
+    (topologies.SCHEMA, topologies.SCHEMA_VERSION),
 )
 
 

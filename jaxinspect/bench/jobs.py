@@ -9,7 +9,8 @@ from typing import Any
 
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.cases import load_spec_cases
-from jaxinspect.inputs.spec import Spec, parse_arg_options
+from jaxinspect.inputs.sharding import parse_mesh_option
+from jaxinspect.inputs.spec import Spec, check_placement, parse_arg_options, with_placement
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,12 +22,16 @@ class SpecSource:
         arg_options: ``--arg NAME=DTYPE[DIMS]`` options used instead of a file.
         donate: Extra argument names to donate (``--donate``), added to the spec's own.
         case: The case of a spec file with ``cases:``; ``None`` for a plain spec.
+        mesh: ``--mesh`` as given, over the spec's ``mesh:``.
+        devices: ``--devices``, over the spec's ``devices:``.
     """
 
     shapes: str | None
     arg_options: tuple[str, ...] = ()
     donate: tuple[str, ...] = ()
     case: str | None = None
+    mesh: str | None = None
+    devices: int | None = None
 
     @property
     def label(self) -> str:
@@ -48,11 +53,20 @@ class SpecSource:
         else:
             spec = Spec(source="(no --shapes)", args=())
         extra = tuple(n for n in self.donate if n not in spec.donate)
-        return dataclasses.replace(spec, donate=spec.donate + extra) if extra else spec
+        if extra:
+            spec = dataclasses.replace(spec, donate=spec.donate + extra)
+        mesh = None if self.mesh is None else parse_mesh_option(self.mesh)
+        spec = with_placement(spec, mesh=mesh, devices=self.devices)
+        check_placement(spec)
+        return spec
 
 
 def spec_sources(
-    shapes: str | None, case: str | None, donate: tuple[str, ...]
+    shapes: str | None,
+    case: str | None,
+    donate: tuple[str, ...],
+    mesh: str | None = None,
+    devices: int | None = None,
 ) -> tuple[SpecSource, ...]:
     """One source per case of ``shapes`` (every case, or the one ``case`` names).
 
@@ -62,12 +76,14 @@ def spec_sources(
     if shapes is None:
         if case is not None:
             raise UsageError("--case needs --shapes SPEC with `cases:`")
-        return (SpecSource(None, (), donate),)
+        return (SpecSource(None, (), donate, None, mesh, devices),)
     spec_file = load_spec_cases(shapes)
     if not spec_file.has_cases:
         spec_file.select(case)  # refuses --case for a file without cases
-        return (SpecSource(shapes, (), donate),)
-    return tuple(SpecSource(shapes, (), donate, name) for name, _ in spec_file.select(case))
+        return (SpecSource(shapes, (), donate, None, mesh, devices),)
+    return tuple(
+        SpecSource(shapes, (), donate, name, mesh, devices) for name, _ in spec_file.select(case)
+    )
 
 
 def make_job(
@@ -88,6 +104,8 @@ def make_job(
         "arg_options": list(source.arg_options),
         "donate": list(source.donate),
         "case": source.case,
+        "mesh": source.mesh,
+        "devices": source.devices,
         "backend": backend,
         "seed": seed,
         "max_input_bytes": max_input_bytes,
@@ -100,5 +118,12 @@ def make_job(
 
 def job_spec(job: dict[str, Any]) -> Spec:
     """The spec a job names, loaded as the parent loaded it."""
-    source = SpecSource(job["shapes"], tuple(job["arg_options"]), tuple(job["donate"]), job["case"])
+    source = SpecSource(
+        job["shapes"],
+        tuple(job["arg_options"]),
+        tuple(job["donate"]),
+        job["case"],
+        job.get("mesh"),
+        job.get("devices"),
+    )
     return source.load()

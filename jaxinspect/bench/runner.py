@@ -22,12 +22,13 @@ from jaxinspect.bench.steady import (
     measure_tiny_dispatch,
     split_donated,
 )
-from jaxinspect.errors import JaxInspectError
+from jaxinspect.errors import JaxInspectError, UsageError
 from jaxinspect.inputs.arrays import check_input_size
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.inputs.target import LoadedTarget, load_target
 from jaxinspect.pipeline.backend import describe_device
 from jaxinspect.pipeline.inspection import PreparedCall, prepare_call, x64_mode
+from jaxinspect.pipeline.placement import reserve_devices
 from jaxinspect.pipeline.stages import run_pipeline
 from jaxinspect.pipeline.timing.calls import SeriesProgress
 from jaxinspect.reports.bench import (
@@ -94,8 +95,9 @@ def run_bench(
         TargetError, SpecError, UsageError: The target, the one spec or an option is wrong.
         StageError: The user's function failed (with one spec).
     """
-    loaded = load_target(target)
     sources = (main, *compare)
+    _reserve_devices(sources, options.backend)  # before the target's import can start JAX
+    loaded = load_target(target)
     results: list[SpecOutcome] = []
     environment: Environment | None = None
     for source in sources:
@@ -133,6 +135,16 @@ def run_bench(
     )
 
 
+def _reserve_devices(sources: tuple[SpecSource, ...], backend: str | None) -> None:
+    specs = []
+    for source in sources:
+        try:
+            specs.append(source.load())
+        except JaxInspectError:
+            continue  # reported in its own row when its turn comes
+    reserve_devices(specs, backend)
+
+
 def _failure(source: SpecSource, exc: JaxInspectError) -> SpecFailure:
     return SpecFailure(source.label, case_failure(exc))
 
@@ -145,6 +157,12 @@ def _bench_one(
     notice: Notice | None,
 ) -> tuple[BenchResult, PreparedCall]:
     spec = source.load()
+    if spec.topology is not None:
+        raise UsageError(
+            f"{spec.source}: topology {spec.topology}: bench runs the program, and a TPU "
+            "slice compiled from this host cannot run here",
+            hint="Use stages or cost with --topology for what the compiler says.",
+        )
     target = loaded.ref.spec
     # Refuse oversized inputs before any process or compile spends time on them.
     check_input_size(spec.input_bytes, options.max_input_bytes)

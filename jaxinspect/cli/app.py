@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "check": "check",
     "recompile": "recompile",
     "spec": "spec",
+    "topologies": "topologies",
 }
 
 

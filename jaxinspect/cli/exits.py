@@ -32,6 +32,9 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
     by the user's code where no ``pipeline.usercode.user_code`` caught it is exit 3, while
     jaxinspect's own ``SystemExit`` and a real Ctrl-C pass through.
     """
+    from jaxinspect.pipeline.nativelog import show_native_logs
+
+    show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
     try:
         yield
     except JaxInspectError as exc:

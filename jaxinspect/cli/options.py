@@ -164,7 +164,7 @@ def load_cli_cases(
         cases = tuple((name, apply_placement(spec, placement)) for name, spec in cases)
     for _, spec in cases:
         check_placement(spec)  # --arg leaves meet their --mesh only here
-    if any(spec.mesh or spec.devices for _, spec in cases):
+    if any(spec.mesh or spec.devices or spec.topology for _, spec in cases):
         from jaxinspect.pipeline.placement import reserve_devices
 
         reserve_devices([spec for _, spec in cases], None)

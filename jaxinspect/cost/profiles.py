@@ -22,6 +22,8 @@ class DeviceProfile:
     bandwidth_bytes_s: float
     memory_bytes: int | None
     source: str
+    #: JAX's ``device_kind`` strings of this device, so a compiled program finds its chip.
+    device_kinds: tuple[str, ...] = ()
 
     def peak_for(self, dtype: str | None) -> tuple[float, str]:
         """Peak FLOP/s for ``dtype`` and the element type it was read for (f32 as fallback)."""
@@ -43,6 +45,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         80 * _GB,
         "NVIDIA H100 Tensor Core GPU datasheet (dense Tensor Core FP16/BF16/FP64/INT8; FP32 "
         "is the non-tensor CUDA-core figure)",
+        ("NVIDIA H100 80GB HBM3",),
     ),
     DeviceProfile(
         "h200",
@@ -51,6 +54,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         4.8e12,
         141 * _GB,
         "NVIDIA H200 Tensor Core GPU datasheet (dense figures; same compute as H100 SXM)",
+        ("NVIDIA H200",),
     ),
     DeviceProfile(
         "a100",
@@ -60,6 +64,17 @@ PROFILES: tuple[DeviceProfile, ...] = (
         80 * _GB,
         "NVIDIA A100 Tensor Core GPU datasheet (dense; FP64 is the Tensor Core figure, FP32 "
         "the non-tensor figure)",
+        ("NVIDIA A100-SXM4-80GB",),
+    ),
+    DeviceProfile(
+        "tpu-v3",
+        "Google Cloud TPU v3 (one chip, two cores)",
+        (("bf16", 123e12), ("f32", 123e12 / 4)),
+        900 * _GB,
+        32 * _GIB,
+        "Google Cloud TPU v3 documentation: 123 TFLOP/s bf16, 900 GB/s HBM, 32 GiB per chip; "
+        "f32 assumed at 1/4 of bf16, an estimate",
+        ("TPU v3",),
     ),
     DeviceProfile(
         "tpu-v4",
@@ -69,6 +84,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         32 * _GIB,
         "Google Cloud TPU v4 documentation: 275 TFLOP/s bf16, 1200 GB/s HBM, 32 GiB per chip; "
         "f32 assumed at 1/4 of bf16 (multi-pass matmul), an estimate",
+        ("TPU v4",),
     ),
     DeviceProfile(
         "tpu-v5e",
@@ -78,6 +94,27 @@ PROFILES: tuple[DeviceProfile, ...] = (
         16 * _GB,
         "Google Cloud TPU v5e documentation: 197 TFLOP/s bf16, 394 TOP/s int8, 819 GB/s HBM, "
         "16 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        ("TPU v5 lite", "TPU v5e"),
+    ),
+    DeviceProfile(
+        "tpu-v5p",
+        "Google Cloud TPU v5p (one chip)",
+        (("bf16", 459e12), ("f32", 459e12 / 4), ("s8", 918e12)),
+        2765 * _GB,
+        95 * _GB,
+        "Google Cloud TPU v5p documentation: 459 TFLOP/s bf16, 918 TOP/s int8, 2765 GB/s HBM, "
+        "95 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        ("TPU v5", "TPU v5p"),
+    ),
+    DeviceProfile(
+        "tpu-v6e",
+        "Google Cloud TPU v6e Trillium (one chip)",
+        (("bf16", 918e12), ("f32", 918e12 / 4), ("s8", 1836e12)),
+        1640 * _GB,
+        32 * _GB,
+        "Google Cloud TPU v6e documentation: 918 TFLOP/s bf16, 1836 TOP/s int8, 1640 GB/s HBM, "
+        "32 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        ("TPU v6 lite", "TPU v6e"),
     ),
     DeviceProfile(
         "epyc-9654",
@@ -114,6 +151,14 @@ def find_profile(name: str) -> DeviceProfile:
         f"--device: unknown device profile {name!r}{did_you_mean(name.lower(), names)}; "
         f"choose from {', '.join(names)}"
     )
+
+
+def profile_for_kind(device_kind: str) -> DeviceProfile | None:
+    """The built-in profile of a device JAX names ``device_kind``, if there is one."""
+    for profile in PROFILES:
+        if device_kind in profile.device_kinds:
+            return profile
+    return None
 
 
 def custom_profile(

@@ -49,11 +49,17 @@ def collect_cost(
         reasons.append(("cost.arithmetic_intensity", "needs flops and a non-zero bytes_accessed"))
     else:
         intensity = flops / bytes_accessed
+    optimal = values.get("optimal_seconds")
+    if optimal is None or optimal < 0:
+        # TPU compilers estimate the run time; CPU and GPU leave the key out (or give -1).
+        reasons.append(("cost.optimal_seconds", "XLA gives no time estimate on this backend"))
+        optimal = None
     return CostSummary(
         flops=flops,
         transcendentals=transcendentals,
         bytes_accessed=bytes_accessed,
         arithmetic_intensity=intensity,
+        optimal_seconds=optimal,
         raw=tuple(sorted(values.items())),
         loop_aware=_loop_aware(
             compiled, reasons, program, (flops, transcendentals, bytes_accessed)

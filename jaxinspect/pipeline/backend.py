@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import jax
 
 from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
+from jaxinspect.pipeline.nativelog import libtpu_installed, quiet_native_stderr
 
 
 def available_platforms() -> list[str]:
@@ -22,15 +24,24 @@ def select_device(backend: str | None) -> Any:
         UsageError: The backend is unknown or has no devices here, listing the available ones.
     """
     if backend is None:
-        return jax.devices()[0]
+        return _quiet_devices()[0]
     try:
-        return jax.devices(backend)[0]
+        with quiet_native_stderr() if libtpu_installed() else nullcontext():
+            return jax.devices(backend)[0]
     except RuntimeError:
         available = ", ".join(available_platforms())
         raise UsageError(
             f"--backend {backend}: not available in this process; available: {available}",
             hint="Install the matching jaxlib plugin (e.g. jax[cuda12]) or pick an available one.",
         ) from None
+
+
+def _quiet_devices() -> list[Any]:
+    """``jax.devices()``, with libtpu's start-up warnings kept off the terminal."""
+    if not libtpu_installed():
+        return list(jax.devices())
+    with quiet_native_stderr():
+        return list(jax.devices())
 
 
 def select_devices(backend: str | None, count: int) -> tuple[Any, ...]:

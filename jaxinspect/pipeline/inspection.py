@@ -10,6 +10,7 @@ import jaxlib
 import numpy as np
 
 from jaxinspect import jaxapi
+from jaxinspect.cost.memoryfit import estimate_peak
 from jaxinspect.inputs.adapt import bind_target
 from jaxinspect.inputs.arrays import (
     abstract_tree,
@@ -37,6 +38,7 @@ from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
 from jaxinspect.pipeline.shardings import argument_shardings, output_infos
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
 from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
+from jaxinspect.pipeline.topology import device_capacity
 from jaxinspect.reports.sections import SECTIONS
 from jaxinspect.reports.stages import (
     CostSummary,
@@ -225,8 +227,11 @@ def _time_execution(
     """Step timings, plus first-call and cached-call times when the executable runs."""
     timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
     compiled = artifacts.compiled
-    if compiled is None or not options.execute or "timings" not in options.sections:
+    topology = call.placement.topology
+    if compiled is None or not options.execute or "timings" not in options.sections or topology:
         why = "--no-execute" if not options.execute else "not requested (--stage)"
+        if topology:
+            why = f"compiled for the TPU slice {topology} from this host; nothing runs here"
         reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
         return timings
     args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
@@ -254,7 +259,23 @@ def _analyses(
     if memory is not None:
         aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
         memory = replace(memory, donated=call.plan.donated, aliases=aliases)
+        memory = _with_fit(memory, call.placement.devices, reasons)
     return cost, memory
+
+
+def _with_fit(memory: MemorySummary, devices: tuple[Any, ...], reasons: Reasons) -> MemorySummary:
+    """The memory fit against one device's capacity, where the device table knows it."""
+    if devices[0].platform == "cpu":
+        reasons.append(("memory.capacity_bytes", "a CPU device has no fixed memory of its own"))
+        reasons.append(("memory.fits", "no capacity to fit against"))
+        return memory
+    capacity, source = device_capacity(devices)
+    peak = estimate_peak(memory)
+    if capacity is None or peak is None:
+        reasons.append(("memory.capacity_bytes", source))
+        reasons.append(("memory.fits", "no capacity or no peak to compare"))
+        return replace(memory, capacity_bytes=capacity)
+    return replace(memory, capacity_bytes=capacity, fits=peak.bytes <= capacity)
 
 
 def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:

@@ -127,6 +127,10 @@ def reserve_devices(specs: list[Spec], backend: str | None) -> None:
     Raises:
         UsageError: The CPU backend already started with too few devices.
     """
+    if any(s.topology is not None for s in specs):
+        from jaxinspect.pipeline.topology import share_libtpu
+
+        share_libtpu()  # before anything loads libtpu
     if backend in (None, "cpu"):
         reserve_cpu_devices(max((devices_needed(s) for s in specs), default=1))
 

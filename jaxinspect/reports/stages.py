@@ -68,6 +68,8 @@ class CostSummary:
     bytes_accessed: float | None
     arithmetic_intensity: float | None
     raw: tuple[tuple[str, float], ...] = ()
+    #: XLA's own estimate of the run time, seconds (TPU compilers give one); ``None`` elsewhere.
+    optimal_seconds: float | None = None
     #: Loop-aware figures beside JAX's own; ``None`` when the HLO could not be analysed.
     loop_aware: LoopAwareCost | None = None
 
@@ -104,6 +106,10 @@ class MemorySummary:
     donated: tuple[str, ...] = ()
     #: Outputs that XLA placed in input buffers; a donated leaf missing here was not reused.
     aliases: tuple[BufferAlias, ...] = ()
+    #: Memory of one device of the kind compiled for, from the built-in device table.
+    capacity_bytes: int | None = None
+    #: Whether the peak (JAX's, or the derived bound where JAX's is implausible) fits in it.
+    fits: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

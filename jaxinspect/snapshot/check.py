@@ -77,7 +77,12 @@ def capture_all(targets: tuple[ManifestTarget, ...], jobs: int) -> list[Snapshot
     Loading (importing the user's file, reading the spec) runs one target at a time, since
     imports share ``sys.modules``; the pipeline runs in up to ``jobs`` threads.
     """
-    loaded = [_load_or_failure(item) for item in targets]
+    from jaxinspect.pipeline.placement import reserve_devices
+
+    specs = [_spec(item) for item in targets]
+    # Every target's CPU devices exist before the first import can start JAX.
+    reserve_devices([s for s, item in zip(specs, targets, strict=True) if not item.backend], None)
+    loaded = [_load_or_failure(item, spec) for item, spec in zip(targets, specs, strict=True)]
     if jobs <= 1 or len(targets) <= 1:
         return [_capture_or_failure(item) for item in loaded]
     from concurrent.futures import ThreadPoolExecutor
@@ -86,17 +91,33 @@ def capture_all(targets: tuple[ManifestTarget, ...], jobs: int) -> list[Snapshot
         return list(pool.map(_capture_or_failure, loaded))
 
 
-def _load_or_failure(item: ManifestTarget) -> tuple[ManifestTarget, Any, Any] | StageError:
-    from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options
+def _spec(item: ManifestTarget) -> Any:
+    """The target's spec with the manifest's mesh, devices or topology over its own."""
+    from jaxinspect.inputs.spec import (
+        Spec,
+        check_placement,
+        load_spec,
+        parse_arg_options,
+        with_placement,
+    )
+
+    if item.shapes is not None:
+        spec = load_spec(item.shapes)
+    elif item.args:
+        spec = parse_arg_options(list(item.args))
+    else:
+        spec = Spec(source="(no shapes)", args=())
+    spec = with_placement(spec, mesh=item.mesh, devices=item.devices, topology=item.topology)
+    check_placement(spec)
+    return spec
+
+
+def _load_or_failure(
+    item: ManifestTarget, spec: Any
+) -> tuple[ManifestTarget, Any, Any] | StageError:
     from jaxinspect.inputs.target import load_target
 
     try:
-        if item.shapes is not None:
-            spec = load_spec(item.shapes)
-        elif item.args:
-            spec = parse_arg_options(list(item.args))
-        else:
-            spec = Spec(source="(no shapes)", args=())
         return item, load_target(item.target), spec
     except StageError as exc:
         return exc

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.sharding import MeshSpec, parse_mesh
 from jaxinspect.inputs.yamlload import load_yaml
 from jaxinspect.snapshot.store import safe_name
 from jaxinspect.suggest import did_you_mean
@@ -19,7 +20,7 @@ from jaxinspect.suggest import did_you_mean
 YAML_NAME = "jaxinspect.yaml"
 PYPROJECT_NAME = "pyproject.toml"
 _TOP_KEYS = ("snapshot_dir", "fail_on", "targets")
-_TARGET_KEYS = ("target", "name", "shapes", "args", "backend")
+_TARGET_KEYS = ("target", "name", "shapes", "args", "backend", "mesh", "devices", "topology")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,10 @@ class ManifestTarget:
     shapes: Path | None
     args: tuple[str, ...]
     backend: str | None
+    #: Placement over the spec's own: a mesh, a number of devices, a TPU slice.
+    mesh: MeshSpec | None = None
+    devices: int | None = None
+    topology: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +142,21 @@ def _parse_target(raw: Any, root: Path, where: str) -> ManifestTarget:
     if shapes is not None and args:
         raise UsageError(f"manifest {where}: give either 'shapes' or 'args', not both")
     backend = raw.get("backend")
+    devices = raw.get("devices")
+    if devices is not None and (
+        isinstance(devices, bool) or not isinstance(devices, int) or devices < 1
+    ):
+        raise UsageError(f"manifest {where}.devices: expected a positive number, not {devices!r}")
+    topology = raw.get("topology")
     return ManifestTarget(
         name=name,
         target=target,
         shapes=None if shapes is None else root / _string(shapes, f"{where}.shapes"),
         args=tuple(args),
         backend=None if backend is None else _string(backend, f"{where}.backend"),
+        mesh=None if "mesh" not in raw else parse_mesh(raw["mesh"], f"manifest {where}.mesh"),
+        devices=devices,
+        topology=None if topology is None else _string(topology, f"{where}.topology"),
     )
 
 

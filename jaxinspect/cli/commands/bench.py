@@ -14,7 +14,9 @@ from jaxinspect.cli.options import (
     BackendOpt,
     CaseOpt,
     DebugOpt,
+    DevicesOpt,
     MaxInputBytesOpt,
+    MeshOpt,
     SeedOpt,
     ShapesOpt,
     TargetArg,
@@ -101,6 +103,8 @@ def bench(
         ),
     ] = False,
     timeout: TimeoutOpt = None,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Time TARGET's first call from cold processes and its cached calls in a steady state.
@@ -123,7 +127,7 @@ def bench(
             raise UsageError("--fail-on and --strict-env compare with a --baseline FILE")
         rules = parse_gate_rules(fail_on)
         stored = None if baseline is None else load_baseline(baseline)
-        sources = _sources(shapes, arg, case, compare, tuple(donate or ()))
+        sources = _sources(shapes, arg, case, compare, tuple(donate or ()), mesh, devices)
         main, others = sources[0], sources[1:]
         options = BenchOptions(
             cold_runs=cold_runs,
@@ -174,6 +178,8 @@ def _sources(
     case: str | None,
     compare: list[str] | None,
     donate: tuple[str, ...],
+    mesh: str | None = None,
+    devices: int | None = None,
 ) -> "tuple[SpecSource, ...]":
     """The main spec (every case of it) and each --compare spec, in order."""
     from jaxinspect.bench.jobs import SpecSource, spec_sources
@@ -183,14 +189,16 @@ def _sources(
     if arg:
         if case is not None:
             raise UsageError("--case needs --shapes SPEC with `cases:`")
-        sources: tuple[SpecSource, ...] = (SpecSource(None, tuple(arg), donate),)
+        sources: tuple[SpecSource, ...] = (
+            SpecSource(None, tuple(arg), donate, None, mesh, devices),
+        )
     else:
-        sources = spec_sources(shapes, case, donate)
+        sources = spec_sources(shapes, case, donate, mesh, devices)
     for path in compare or ():
         try:
-            sources += spec_sources(path, None, donate)
+            sources += spec_sources(path, None, donate, mesh, devices)
         except SpecError:  # loaded again when its turn comes, it fails in its own row
-            sources += (SpecSource(path, (), donate),)
+            sources += (SpecSource(path, (), donate, None, mesh, devices),)
     return sources
 
 

@@ -9,9 +9,14 @@ from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
     BackendOpt,
     DebugOpt,
+    DevicesOpt,
+    MeshOpt,
+    PlacementOptions,
     ShapesOpt,
     TargetArg,
+    TopologyOpt,
     TransformOpt,
+    apply_placement,
     errors_to_exit_codes,
     format_option,
 )
@@ -38,6 +43,9 @@ def recompile(
         bool,
         typer.Option("--keys", help="Show every cache-key component, not only those that differ."),
     ] = False,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
+    topology: TopologyOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
@@ -52,6 +60,7 @@ def recompile(
         from jaxinspect.inputs.cases import load_spec_cases
         from jaxinspect.inputs.target import load_target
         from jaxinspect.inputs.transforms import parse_transforms
+        from jaxinspect.pipeline.placement import reserve_devices
         from jaxinspect.recompile.sweep import run_sweep
         from jaxinspect.renderers.recompile.console import render_sweep_console
         from jaxinspect.renderers.recompile.jsondoc import render_sweep_json
@@ -61,6 +70,10 @@ def recompile(
         for name in case or ():
             spec_file.select(name)  # an unknown name is a SpecError with suggestions
         cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
+        placement = PlacementOptions(mesh, devices, topology)
+        if placement != PlacementOptions():
+            cases = tuple((name, apply_placement(spec, placement)) for name, spec in cases)
+        reserve_devices([spec for _, spec in cases], backend)  # before the target's import
         report = run_sweep(
             load_target(target),
             cases,

@@ -51,6 +51,7 @@ _NO_JAX_COST: dict[str, Any] = {
     "transcendentals": None,
     "bytes_accessed": None,
     "arithmetic_intensity": None,
+    "optimal_seconds": None,
     "xla_raw": {},
 }
 

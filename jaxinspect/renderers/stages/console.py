@@ -232,6 +232,8 @@ def _cost_table(report: InspectionReport) -> RenderableType:
             table.add_row(label, *_na_cells(report, path))
         else:
             table.add_row(label, human(value), "")
+    if cost.optimal_seconds is not None:
+        table.add_row("time estimate (XLA)", format_seconds(cost.optimal_seconds), "")
     _loop_aware_rows(report, table)
     return table
 
@@ -273,6 +275,11 @@ def _memory_table(report: InspectionReport) -> RenderableType:
             table.add_row(label, format_bytes(value), why)
         else:
             table.add_row(label, format_bytes(value), "")
+    if memory.capacity_bytes is not None:
+        verdict = "" if memory.fits is None else ("fits" if memory.fits else "DOES NOT FIT")
+        table.add_row(
+            f"capacity ({report.device_kind})", format_bytes(memory.capacity_bytes), verdict
+        )
     if memory.donated:
         table.add_row("donated (spec)", "", ", ".join(memory.donated))
     for alias in memory.aliases:

@@ -102,6 +102,7 @@ def _cost_to_dict(cost: CostSummary | None) -> dict[str, Any] | None:
         "transcendentals": cost.transcendentals,
         "bytes_accessed": cost.bytes_accessed,
         "arithmetic_intensity": cost.arithmetic_intensity,
+        "optimal_seconds": cost.optimal_seconds,
         "xla_raw": dict(cost.raw),
         "loop_aware": None if cost.loop_aware is None else _loop_aware_to_dict(cost.loop_aware),
     }
@@ -134,6 +135,8 @@ def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
         "host_alias_bytes": memory.host_alias_bytes,
         "host_generated_code_bytes": memory.host_generated_code_bytes,
         "donated": list(memory.donated),
+        "capacity_bytes": memory.capacity_bytes,
+        "fits": memory.fits,
         "input_output_aliases": [
             {"output": a.output, "parameter": a.parameter, "argument": a.argument, "kind": a.kind}
             for a in memory.aliases

@@ -1,0 +1,36 @@
+"""``jaxinspect topologies``: the TPU slices --topology can compile for from this host."""
+
+import sys
+from typing import Annotated
+
+import typer
+
+from jaxinspect.cli.formats import OutputFormat
+from jaxinspect.cli.options import DebugOpt, errors_to_exit_codes, format_option
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``topologies`` command to ``app``."""
+    app.command(name="topologies")(topologies)
+
+
+def topologies(
+    output_format: Annotated[
+        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
+    ] = OutputFormat.TABLE,
+    debug: DebugOpt = False,
+) -> None:
+    """List the TPU slices libtpu compiles for (needs jaxinspect[tpu]; no TPU needed)."""
+    with errors_to_exit_codes(debug):
+        from jaxinspect.pipeline.topology import list_slices
+
+        report = list_slices()
+        if output_format is OutputFormat.JSON:
+            from jaxinspect.renderers.topologies.jsondoc import render_topologies_json
+
+            sys.stdout.write(render_topologies_json(report))
+        else:
+            from jaxinspect.renderers.stdout import stdout_console
+            from jaxinspect.renderers.topologies.console import render_topologies
+
+            stdout_console().print(render_topologies(report))

@@ -1,0 +1,37 @@
+"""The ``topologies`` report as JSON (schema: ``jaxinspect/schemas/topologies.schema.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxinspect.renderers.jsondoc import json_text
+from jaxinspect.reports.topologies import TopologiesReport
+
+#: The schema this document follows, and its version (a test checks that they agree).
+SCHEMA = "topologies.schema.json"
+SCHEMA_VERSION = 1
+
+
+def render_topologies_json(report: TopologiesReport) -> str:
+    """Indented JSON with sorted keys."""
+    return json_text(topologies_to_dict(report))
+
+
+def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
+    """The document: libtpu's version, the accepted slices, the refused names."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "libtpu_version": report.libtpu_version,
+        "topologies": [
+            {
+                "name": s.name,
+                "devices": s.devices,
+                "chips": s.chips,
+                "kind": s.kind,
+                "hbm_bytes_per_chip": s.hbm_bytes,
+                "profile": s.profile,
+            }
+            for s in report.slices
+        ],
+        "refused": list(report.refused),
+    }
