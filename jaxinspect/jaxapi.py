@@ -165,7 +165,15 @@ def executable_client(compiled: Any) -> Any:
     Raises:
         JaxInspectError: JAX gave no executable object on this backend.
     """
-    return _executable(compiled, "XLA's cost analysis").client
+    executable = _executable(compiled, "XLA's cost analysis")
+    client = getattr(executable, "client", None)
+    if client is None:
+        # A TPU executable compiled from a topology description has no client here; the
+        # CPU client runs the same HloCostAnalysis over the TPU module's instructions.
+        import jax
+
+        client = jax.devices("cpu")[0].client
+    return client
 
 
 def executable_devices(compiled: Any) -> list[Any] | None:
