@@ -10,6 +10,7 @@ import jaxlib
 import numpy as np
 
 from jaxinspect import jaxapi
+from jaxinspect.cost.collectives import MeshLayout, find_collectives
 from jaxinspect.cost.memoryfit import estimate_peak
 from jaxinspect.inputs.adapt import bind_target
 from jaxinspect.inputs.arrays import (
@@ -39,6 +40,7 @@ from jaxinspect.pipeline.shardings import argument_shardings, output_infos
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
 from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
 from jaxinspect.pipeline.topology import device_capacity
+from jaxinspect.reports.collectives import CollectiveSummary
 from jaxinspect.reports.sections import SECTIONS
 from jaxinspect.reports.stages import (
     CostSummary,
@@ -208,6 +210,7 @@ def run_inspection(
             topology=call.placement.topology,
             mesh=None if call.spec.mesh is None else call.spec.mesh.axes,
             outputs=() if compiled is None else output_infos(compiled),
+            collectives=None if compiled is None else _collectives(compiled, call.placement),
             jax_version=jax.__version__,
             jaxlib_version=jaxlib.__version__,
             x64=spec.needs_x64,
@@ -261,6 +264,18 @@ def _analyses(
         memory = replace(memory, donated=call.plan.donated, aliases=aliases)
         memory = _with_fit(memory, call.placement.devices, reasons)
     return cost, memory
+
+
+def _collectives(compiled: Any, placement: Placement) -> CollectiveSummary:
+    """The program's collectives, their device groups named by the run's mesh axes."""
+    text = jaxapi.hlo_module_text(
+        jaxapi.optimized_hlo_module(compiled, "the collectives"),
+        large_constants=False,
+        metadata=True,
+        control_dependencies=False,
+    )
+    spec = placement.mesh_spec
+    return find_collectives(text, None if spec is None else MeshLayout(spec.axes))
 
 
 def _with_fit(memory: MemorySummary, devices: tuple[Any, ...], reasons: Reasons) -> MemorySummary:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxinspect.reports.collectives import CollectiveSummary
+
 
 @dataclass(frozen=True, slots=True)
 class ArgInfo:
@@ -161,6 +163,8 @@ class InspectionReport:
     mesh: tuple[tuple[str, int], ...] | None = None
     #: Output leaves with their shardings; empty before compilation.
     outputs: tuple[OutputInfo, ...] = ()
+    #: The collectives of the compiled program (none on one device); ``None`` before compile.
+    collectives: CollectiveSummary | None = None
 
     def stage(self, name: str) -> StageText | None:
         """The IR stage called ``name``, if it ran."""

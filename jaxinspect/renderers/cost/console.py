@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.cost.tables import (
     caption_rest,
     cost_table,
@@ -21,6 +22,7 @@ from jaxinspect.renderers.cost.tables import (
     source_label,
 )
 from jaxinspect.renderers.fit import Col
+from jaxinspect.renderers.stages.console import device_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 if TYPE_CHECKING:
@@ -61,6 +63,9 @@ def render_cost(
         parts.append(_group_table(report, by, groups, top))
     parts += [fusion_table(report, detail_top), data_movement_table(report, detail_top)]
     parts += [roofline_table(report), memory_table(report)]
+    collectives = report.source.collectives
+    if collectives is not None and collectives.items:
+        parts.append(collectives_table(collectives))
     return Group(*[p for p in parts if p is not None])
 
 
@@ -72,7 +77,9 @@ def _header(report: CostReport) -> RenderableType:
     grid.add_row("target", src.target)
     if src.target.rpartition(":")[2] != src.function_name:  # e.g. model.apply -> apply
         grid.add_row("function", src.function_name)
-    grid.add_row("backend", f"{src.backend}  ({', '.join(src.devices)})")
+    grid.add_row("backend", device_line(src))
+    if src.mesh is not None:
+        grid.add_row("mesh", " × ".join(f"{name}={size}" for name, size in src.mesh))
     grid.add_row("jax / jaxlib", f"{src.jax_version} / {src.jaxlib_version}")
     if report.user_code is not None:
         roots = ", ".join(_short_path(r) for r in report.user_code.roots) or "(unknown)"

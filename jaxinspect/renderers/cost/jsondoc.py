@@ -40,6 +40,8 @@ _RUN_KEYS = (
     "backend",
     "devices",
     "mesh",
+    "collectives",
+    "communication_bytes",
     "jax_version",
     "jaxlib_version",
     "x64",

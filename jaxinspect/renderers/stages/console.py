@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jaxinspect.cost.memoryfit import PEAK_BELOW_LIVE, estimate_peak
+from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
@@ -52,7 +53,7 @@ def render_console(
             parts.append(_stage_panel(report, name, max_lines, metadata, rerun))
     builders: dict[str, Callable[[InspectionReport], RenderableType]] = {
         "ops": _ops_table,
-        "cost": _cost_table,
+        "cost": _cost_and_collectives,
         "memory": _memory_table,
         "timings": _timings_table,
     }
@@ -212,6 +213,14 @@ def _op_rows(stage: StageText) -> list[tuple[str, str]]:
     if rest:
         rows.append((f"… {len(rest)} more kinds", str(sum(n for _, n in rest))))
     return rows
+
+
+def _cost_and_collectives(report: InspectionReport) -> RenderableType:
+    """XLA's cost, then the collectives where the program has any (a sharded program)."""
+    collectives = report.collectives
+    if collectives is None or not collectives.items:
+        return _cost_table(report)
+    return Group(_cost_table(report), collectives_table(collectives))
 
 
 def _cost_table(report: InspectionReport) -> RenderableType:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxinspect.renderers.collectives import collectives_to_list
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.reports.sections import IR_STAGES
 from jaxinspect.reports.stages import (
@@ -56,6 +57,10 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
         },
         "mesh": None if report.mesh is None else dict(report.mesh),
         "outputs": [_output_to_dict(o) for o in report.outputs],
+        "collectives": collectives_to_list(report.collectives),
+        "communication_bytes": None
+        if report.collectives is None
+        else report.collectives.total_bytes,
         "jax_version": report.jax_version,
         "jaxlib_version": report.jaxlib_version,
         "x64": report.x64,

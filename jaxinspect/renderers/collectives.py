@@ -1,0 +1,60 @@
+"""The collectives of a compiled program: a table for the terminal and a JSON list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxinspect.renderers.fit import Col, FitTable
+from jaxinspect.renderers.units import format_bytes, format_count
+from jaxinspect.reports.collectives import CollectiveSummary
+
+
+def collectives_to_list(summary: CollectiveSummary | None) -> list[dict[str, Any]] | None:
+    """One object per kind of collective and device groups (``None`` before compilation)."""
+    if summary is None:
+        return None
+    return [
+        {
+            "op": c.op,
+            "count": c.count,
+            "bytes": c.bytes,
+            "groups": c.groups,
+            "group_size": c.group_size,
+            "axes": None if c.axes is None else list(c.axes),
+            "async": c.is_async,
+            "instructions": list(c.instructions),
+            "trip_count_unknown": c.trip_count_unknown,
+            "op_name": c.op_name,
+        }
+        for c in summary.items
+    ]
+
+
+def collectives_table(summary: CollectiveSummary, *, per_device_note: bool = True) -> FitTable:
+    """Op, count (loop trips applied), bytes per device, mesh axes and groups, async."""
+    total = format_bytes(summary.total_bytes)
+    n = summary.total_count
+    caption = f"{n} collective{'s' if n != 1 else ''} per run, {total} per device in all"
+    if per_device_note:
+        caption += " (bytes: the larger of operands and result, per execution, x count)"
+    table = FitTable(
+        [
+            Col("collective"),
+            Col("count", justify="right"),
+            Col("bytes/device", justify="right"),
+            Col("axes"),
+            Col("size", justify="right", drop=2),
+            Col("async", drop=3),
+            Col("groups", kind="prose", drop=1),
+        ],
+        title="collectives (from the SPMD partitioner)",
+        caption=caption,
+    )
+    for c in summary.items:
+        count = format_count(c.count) + ("+" if c.trip_count_unknown else "")
+        axes = "?" if c.axes is None else (",".join(c.axes) or "(none)")
+        size = "" if c.group_size is None else str(c.group_size)
+        table.add_row(
+            c.op, count, format_bytes(c.bytes), axes, size, "yes" if c.is_async else "", c.groups
+        )
+    return table
