@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -80,6 +81,8 @@ class InspectOptions:
     transforms: tuple[Transform, ...] = ()
     #: Receives the progress of a long series of timed calls (slow calls); ``None``: silent.
     progress: ProgressSink | None = None
+    #: XLA options for the run's one compilation (a dump folder: ``pipeline/dumps.py``).
+    compiler_options: Mapping[str, Any] | None = None
 
     @property
     def last_step(self) -> str:
@@ -192,6 +195,9 @@ def run_inspection(
             call.kwargs,
             target=target,
             until=options.last_step,
+            compiler_options=None
+            if options.compiler_options is None
+            else dict(options.compiler_options),
         )
         reasons: list[tuple[str, str]] = []
         timings = _time_execution(call, artifacts, options, reasons)
