@@ -172,3 +172,45 @@ def test_libtpu_noise_stays_off_stderr() -> None:
     debug = subprocess.run([*args, "--debug"], capture_output=True, text=True, env=env, timeout=300)
     assert debug.returncode == 0
     assert "TPU_ACCELERATOR_TYPE" in debug.stderr
+
+
+def test_ci_gate_no_new_all_gather_on_v5e(
+    run_cli: Callable[..., Any], tmp_path, monkeypatch
+) -> None:
+    import shutil
+
+    shutil.copy(SAMPLES / "sharded.py", tmp_path / "sharded.py")
+    manifest = tmp_path / "jaxinspect.yaml"
+    target = (
+        'snapshot_dir: snaps\nfail_on: "new-op:all-gather"\ntargets:\n'
+        "  - target: sharded.py:matmul\n    name: mm\n    topology: v5e:2x2\n"
+        "    mesh: {data: 2, model: 2}\n"
+        '    args: ["x=f32[256@data,512@model]", "w=f32[512@model,1024]"]\n'
+    )
+    manifest.write_text(target)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("check", "--update").exit_code == 0
+    assert run_cli("check").exit_code == 0
+    # Split w's columns instead of its rows: the partitioner now gathers.
+    manifest.write_text(target.replace("w=f32[512@model,1024]", "w=f32[512,1024@model]"))
+    failed = run_cli("check")
+    assert failed.exit_code == 1
+    assert "new-op:all-gather: all-gather in hlo: 0 -> 1" in failed.stdout
+
+
+def test_per_op_cost_on_a_slice_adds_up_to_xla_s_own(run_cli: Callable[..., Any]) -> None:
+    doc = _json(
+        run_cli,
+        "cost",
+        f"{SAMPLES / 'sharded.py'}:train_step",
+        "-s",
+        SAMPLES / "sharded_dp.yaml",
+        "--topology",
+        "v5e:2x2",
+        "--mesh",
+        "data=4",
+    )
+    assert doc["devices"]["kind"] == "TPU v5 lite"
+    assert doc["cost"]["loop_aware"]["flops"] == doc["cost"]["flops"]  # the TPU compiler's
+    assert sum(op["flops"] or 0 for op in doc["cost"]["ops"]) == pytest.approx(doc["cost"]["flops"])
+    assert [c["op"] for c in doc["collectives"]] == ["all-reduce"]

@@ -216,6 +216,10 @@ class _Walker:
         try:
             cost = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
         except UncostedError as exc:
+            if instr.opcode.endswith("-done"):
+                # The wait of an async pair (slice-done, copy-done on TPU): its work is the
+                # -start's, which is costed; XLA cannot read the done alone.
+                return XlaCost()
             if instr.opcode != "custom-call":
                 self._flag("unanalysed", instr, comp, exc.reason, exc.detail)
                 return None

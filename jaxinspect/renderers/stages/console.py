@@ -253,10 +253,24 @@ def _loop_aware_rows(report: InspectionReport, table: FitTable) -> None:
     if aware is None:
         table.add_row("loop-aware (jaxinspect)", *_na_cells(report, "cost.loop_aware"))
         return
-    bound = "LOWER BOUND, not counted: " + ", ".join(aware.not_counted) if aware.lower_bound else ""
+    bound = _not_counted_note(aware.not_counted) if aware.lower_bound else ""
     table.add_row("loop-aware flops (jaxinspect)", format_count(aware.flops), bound)
     table.add_row("loop-aware transcendentals", format_count(aware.transcendentals), "")
     table.add_row("loop-aware bytes accessed", format_bytes(aware.bytes_accessed), "")
+
+
+def _not_counted_note(not_counted: tuple[str, ...]) -> str:
+    """``LOWER BOUND, not counted: 2 custom-call, 40 unanalysed (e.g. ...)``: kinds with counts,
+    a few names; a TPU program can leave dozens out, and `jaxinspect cost` lists them all."""
+    kinds: dict[str, int] = {}
+    for item in not_counted:
+        kind = item.rpartition("(")[2].rstrip(")")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    if len(not_counted) <= 3:
+        return "LOWER BOUND, not counted: " + ", ".join(not_counted)
+    counts = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    names = ", ".join(item.rpartition(" (")[0] for item in not_counted[:3])
+    return f"LOWER BOUND, not counted: {counts} (e.g. {names}; jaxinspect cost lists them)"
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
