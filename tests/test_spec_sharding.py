@@ -7,7 +7,12 @@ import pytest
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.leaves import parse_leaf
 from jaxinspect.inputs.sharding import format_sharding, parse_mesh_option
-from jaxinspect.inputs.spec import parse_arg_options, parse_spec_text, with_placement
+from jaxinspect.inputs.spec import (
+    check_placement,
+    parse_arg_options,
+    parse_spec_text,
+    with_placement,
+)
 
 
 def test_long_and_short_forms_give_the_same_leaf() -> None:
@@ -90,7 +95,8 @@ def test_command_line_mesh_meets_arg_leaves() -> None:
 )
 def test_placement_errors_name_the_key(text: str, message: str) -> None:
     with pytest.raises(SpecError) as info:
-        parse_spec_text(text, source="s.yaml")
+        # A sharding without a mesh parses (--mesh may bring one) and fails the full check.
+        check_placement(parse_spec_text(text, source="s.yaml"))
     assert message in str(info.value)
 
 

@@ -58,54 +58,122 @@ def test_topologies_lists_the_slices(run_cli: Callable[..., Any]) -> None:
     assert "v5e:16x16" in result.stdout
 
 
-@pytest.mark.parametrize(("topology", "mesh"), [("v5e:2x2", 4), ("v6e:8x8", 64)])
-def test_sharded_mlp_on_a_slice_equals_plain_jax(
-    run_cli: Callable[..., Any], topology: str, mesh: int
+#: (sample, function, spec, the argument split over `data`, its dimension); the transformer's
+#: sequence is split, so attention needs collectives; the MLP's batch, so it needs none.
+SAMPLE_RUNS = [
+    ("mlp.py", "predict", "mlp.yaml", "x", 0),
+    ("transformer.py", "block", "transformer.yaml", "x", 1),
+]
+
+
+def _load(file: str) -> Any:
+    module_spec = importlib.util.spec_from_file_location(f"topo_{file[:-3]}", SAMPLES / file)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def _plain_args(spec_path: Any, grid: Any, split: str, dim: int) -> tuple[dict[str, Any], dict]:
+    """The spec's arguments as ShapeDtypeStructs on ``grid``, ``split`` split on ``dim``."""
+    import yaml
+
+    from jaxinspect.inputs.spec import load_spec
+
+    spec = load_spec(spec_path)
+    rep = jax.sharding.NamedSharding(grid, jax.sharding.PartitionSpec())
+    entries: list[Any] = [None] * (dim + 1)
+    entries[dim] = "data"
+    rows = jax.sharding.NamedSharding(grid, jax.sharding.PartitionSpec(*entries))
+
+    def tree(node: Any, name: str) -> Any:
+        if hasattr(node, "items") and not hasattr(node, "shape"):
+            return {k: tree(v, k) for k, v in node.items}
+        sharding = rows if name == split else rep
+        return S(node.shape, jnp.dtype(node.dtype), sharding=sharding)
+
+    args = {name: tree(node, name) for name, node in spec.args}
+    static = dict(yaml.safe_load(spec_path.read_text()).get("static") or {})
+    return args, static
+
+
+@pytest.mark.parametrize(("topology", "chips"), [("v5e:2x2", 4), ("v6e:8x8", 64)])
+@pytest.mark.parametrize(("file", "name", "spec", "split", "dim"), SAMPLE_RUNS)
+def test_samples_on_a_slice_equal_plain_jax(
+    run_cli: Callable[..., Any],
+    topology: str,
+    chips: int,
+    file: str,
+    name: str,
+    spec: str,
+    split: str,
+    dim: int,
 ) -> None:
-    spec = SAMPLES / "mlp.yaml"
+    with_axis = f"{split}=f32"  # the split leaf, written with its axis in the short form
+    del with_axis
     doc = _json(
         run_cli,
         "stages",
-        f"{SAMPLES / 'mlp.py'}:predict",
+        f"{SAMPLES / file}:{name}",
         "-s",
-        spec,
+        _split_spec(spec, split, dim),
         "--topology",
         topology,
         "--mesh",
-        f"data={mesh}",
+        f"data={chips}",
+        "--no-execute",
     )
     devices = _plain_devices(topology)
-    assert doc["devices"]["count"] == mesh == len(devices)
+    assert doc["devices"]["count"] == chips == len(devices)
     assert doc["devices"]["kind"] == devices[0].device_kind
     assert doc["devices"]["topology"] == topology
     assert doc["timings"]["first_call_s"] is None
-    assert "nothing runs here" in doc["unavailable"]["timings.first_call_s"]
-    # Plain JAX: the same program, replicated over the same mesh of the slice.
-    import importlib.util as iu
-
-    module_spec = iu.spec_from_file_location("mlp_topo", SAMPLES / "mlp.py")
-    assert module_spec is not None and module_spec.loader is not None
-    module = iu.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
     grid = jax.sharding.Mesh(np.array(devices, dtype=object), ("data",))
-    rep = jax.sharding.NamedSharding(grid, jax.sharding.PartitionSpec())
-    params = {
-        "w1": S((784, 256), jnp.float32, sharding=rep),
-        "b1": S((256,), jnp.float32, sharding=rep),
-        "w2": S((256, 10), jnp.float32, sharding=rep),
-        "b2": S((10,), jnp.float32, sharding=rep),
-    }
-    x = S((128, 784), jnp.float32, sharding=rep)
+    args, static = _plain_args(SAMPLES / spec, grid, split, dim)
+    module = _load(file)
     with quiet_native_stderr():
-        compiled = jax.jit(module.predict).lower(params, x).compile()
-    cost = compiled.cost_analysis()
-    memory = compiled.memory_analysis()
+        compiled = (
+            jax.jit(getattr(module, name), static_argnames=tuple(static))
+            .lower(**args, **static)
+            .compile()
+        )
+    cost, memory = compiled.cost_analysis(), compiled.memory_analysis()
     assert doc["cost"]["flops"] == cost["flops"]
     assert doc["cost"]["optimal_seconds"] == pytest.approx(cost["optimal_seconds"])
     assert doc["memory"]["argument_bytes"] == memory.argument_size_in_bytes
+    assert doc["memory"]["temp_bytes"] == memory.temp_size_in_bytes
     assert doc["memory"]["generated_code_bytes"] == memory.generated_code_size_in_bytes
-    assert doc["memory"]["fits"] is True
-    assert doc["memory"]["capacity_bytes"] > 10**10
+    assert doc["memory"]["fits"] is True and doc["memory"]["capacity_bytes"] > 10**10
+    # The collectives found are the collective instructions of plain JAX's optimized HLO.
+    text = compiled.as_text()
+    plain = sum(
+        text.count(f" {op}(") + text.count(f" {op}-start(")
+        for op in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+    )
+    found = sum(len(c["instructions"]) for c in doc["collectives"])
+    assert found == plain
+    if file == "transformer.py":
+        assert found > 0  # attention over a split sequence communicates
+
+
+def _split_spec(spec: str, split: str, dim: int) -> Any:
+    """The sample's spec with ``split`` sharded over `data` on ``dim`` (a copy in the test)."""
+    import tempfile
+    from pathlib import Path
+
+    text = (SAMPLES / spec).read_text()
+    lines = []
+    for line in text.splitlines():
+        key, sep, leaf = line.partition(": ")
+        if sep and key.strip() == split and "[" in leaf:
+            dims = leaf[leaf.index("[") + 1 : leaf.index("]")].split(",")
+            dims[dim] = f"{dims[dim]}@data"
+            line = f"{key}: {leaf[: leaf.index('[')]}[{','.join(dims)}]"
+        lines.append(line)
+    folder = Path(tempfile.mkdtemp(prefix="jaxinspect-topo-"))
+    out = folder / spec
+    out.write_text("\n".join(lines) + "\n")
+    return out
 
 
 def test_data_parallel_step_on_v5e_has_an_all_reduce(run_cli: Callable[..., Any]) -> None:

@@ -230,7 +230,9 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
         topology=_parse_topology(document.get("topology"), f"{source}: topology"),
         out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
     )
-    check_placement(spec)
+    # Without a mesh, a sharded leaf may still meet one from --mesh: that is checked when the
+    # command line is applied (and again before anything is placed).
+    check_placement(spec, mesh_given_later=spec.mesh is None)
     return spec
 
 
@@ -259,8 +261,10 @@ def with_placement(
     return changed
 
 
-def check_placement(spec: Spec) -> None:
+def check_placement(spec: Spec, *, mesh_given_later: bool = False) -> None:
     """Check every leaf's sharding and the output shardings against the spec's mesh.
+
+    ``mesh_given_later``: a sharding without a mesh is not (yet) an error.
 
     Raises:
         SpecError: A sharding without a mesh, an axis not in the mesh, a dimension its axes
@@ -271,6 +275,8 @@ def check_placement(spec: Spec) -> None:
             f"{spec.source}: `devices` and `topology` both say which devices to use; give one",
             hint="A topology brings its own chips (v5e:2x2 has 4).",
         )
+    if spec.mesh is None and mesh_given_later:
+        return
     for where, leaf in _leaves_with_paths(spec):
         if leaf.sharding is not None:
             check_sharding(leaf.sharding, leaf.shape, spec.mesh, f"{where}.sharding")

@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.inputs.sharding import MeshSpec, Sharding
-from jaxinspect.inputs.spec import Spec
+from jaxinspect.inputs.spec import Spec, check_placement
 from jaxinspect.pipeline.backend import reserve_cpu_devices, select_devices
 
 
@@ -80,6 +80,7 @@ def place(spec: Spec, backend: str | None) -> Placement:
             contradicts ``--topology``.
         SpecError: The mesh needs more devices than the run has.
     """
+    check_placement(spec)  # a sharded leaf with no mesh must not run unsharded
     mesh_spec = spec.mesh
     if spec.topology is not None:
         if backend not in (None, "tpu"):

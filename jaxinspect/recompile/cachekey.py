@@ -89,8 +89,13 @@ def describe_sharding(sharding: Any) -> str:
     if len(devices) == 1 and spec is None:
         return f"{devices[0].platform}:{devices[0].id}"
     mesh = getattr(sharding, "mesh", None)
-    axes = "" if mesh is None else " " + ",".join(f"{k}={v}" for k, v in mesh.shape.items())
-    return f"{type(sharding).__name__}({len(devices)} devices{axes}, {spec})"
+    if mesh is not None and spec is not None:
+        from jaxinspect.pipeline.shardings import sharding_text
+
+        # P('data') over data=4,model=2: the spec as written, then the mesh it names.
+        axes = ",".join(f"{k}={v}" for k, v in mesh.shape.items())
+        return f"{sharding_text(sharding)} over {axes}"
+    return f"{type(sharding).__name__}({len(devices)} devices, {spec})"
 
 
 def key_changes(before: CacheKey, after: CacheKey) -> tuple[KeyChange, ...]:
