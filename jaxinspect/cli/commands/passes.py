@@ -1,0 +1,105 @@
+"""``jaxinspect passes``: XLA's passes that changed the module, and one pass's diff."""
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from jaxinspect.cli.formats import OutputFormat
+from jaxinspect.cli.options import (
+    ArgOpt,
+    BackendOpt,
+    CaseOpt,
+    DebugOpt,
+    DevicesOpt,
+    MeshOpt,
+    PlacementOptions,
+    ShapesOpt,
+    TargetArg,
+    TopologyOpt,
+    TransformOpt,
+    errors_to_exit_codes,
+    format_option,
+    load_cli_spec,
+)
+from jaxinspect.errors import UsageError
+
+if TYPE_CHECKING:
+    from jaxinspect.inputs.spec import Spec
+    from jaxinspect.reports.passes import PassesReport
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``passes`` command to ``app``."""
+    app.command(name="passes")(passes)
+
+
+def passes(
+    target: TargetArg,
+    shapes: ShapesOpt = None,
+    arg: ArgOpt = None,
+    backend: BackendOpt = None,
+    output_format: Annotated[
+        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
+    ] = OutputFormat.TABLE,
+    diff: Annotated[
+        str | None,
+        typer.Option(
+            "--diff",
+            metavar="PASS",
+            help="Print one step's unified diff instead: its number, its pass name "
+            "(algsimp) or pipeline/pass.",
+        ),
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="List the snapshots that changed nothing too.")
+    ] = False,
+    transform: TransformOpt = None,
+    case: CaseOpt = None,
+    mesh: MeshOpt = None,
+    devices: DevicesOpt = None,
+    topology: TopologyOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """XLA's passes over TARGET's module, from StableHLO to the scheduled module, in order."""
+    with errors_to_exit_codes(debug):
+        if diff is not None and output_format is OutputFormat.JSON:
+            raise UsageError("--diff prints a unified diff; leave out --format json")
+        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        report = _analyse(target, spec, backend, transform)
+        if diff is not None:
+            _print_diff(report, diff)
+        elif output_format is OutputFormat.JSON:
+            from jaxinspect.renderers.passes.jsondoc import render_passes_json
+
+            sys.stdout.write(render_passes_json(report))
+        else:
+            from jaxinspect.renderers.passes.console import render_passes
+            from jaxinspect.renderers.stdout import stdout_console
+
+            stdout_console().print(render_passes(report, every=show_all))
+
+
+def _analyse(
+    target: str, spec: "Spec", backend: str | None, transform: list[str] | None
+) -> "PassesReport":
+    from rich.console import Console
+
+    from jaxinspect.inputs.target import load_target
+    from jaxinspect.inputs.transforms import parse_transforms
+    from jaxinspect.pipeline.inspection import InspectOptions
+    from jaxinspect.pipeline.passes import run_passes
+
+    options = InspectOptions(backend=backend, transforms=parse_transforms(transform))
+    with Console(stderr=True).status(f"compiling {target} with pass dumps …"):
+        return run_passes(load_target(target), spec, options)
+
+
+def _print_diff(report: "PassesReport", key: str) -> None:
+    from jaxinspect.pipeline.passes import find_step, step_diff
+
+    step = find_step(report, key)
+    text = step_diff(report, step)
+    if not text:
+        print(f"{step.label} changed nothing", file=sys.stderr)
+    sys.stdout.write(text)

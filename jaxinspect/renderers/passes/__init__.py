@@ -1,0 +1,1 @@
+"""Renderers of the ``passes`` report: console tables and JSON."""
