@@ -12,6 +12,7 @@ from jaxinspect.renderers.bench import jsondoc as bench
 from jaxinspect.renderers.cases import jsondoc as cases
 from jaxinspect.renderers.cost import jsondoc as cost
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR, failure_to_dict, json_text
+from jaxinspect.renderers.memory import jsondoc as memory
 from jaxinspect.renderers.passes import jsondoc as passes
 from jaxinspect.renderers.recompile import jsondoc as recompile
 from jaxinspect.renderers.snapshot import jsondoc as snapshot
@@ -24,6 +25,7 @@ SERIALIZERS = (
     (stages.SCHEMA, stages.SCHEMA_VERSION),
     (cases.SCHEMA, cases.SCHEMA_VERSION),
     (cost.SCHEMA, cost.SCHEMA_VERSION),
+    (memory.SCHEMA, memory.SCHEMA_VERSION),
     (passes.SCHEMA, passes.SCHEMA_VERSION),
     (bench.SCHEMA, bench.SCHEMA_VERSION),
     (recompile.SCHEMA, recompile.SCHEMA_VERSION),

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import jsonschema
 import pytest
+from jax import monitoring
+from narrow import assert_readable
+from typer.testing import CliRunner
 
-from conftest import SAMPLES
+from conftest import ROOT, SAMPLES, sample
 from jaxinspect import jaxapi
+from jaxinspect.cli.app import app
 from jaxinspect.cost.bufferassign import (
     parse_buffer_assignment,
     parse_live_ranges,
@@ -105,9 +111,12 @@ def test_live_range_parser_reads_schedule_ranges_and_xla_peak():
         parse_live_ranges("HloLiveRange (max 0):\n")
 
 
-def test_usage_report_totals_per_memory_color():
-    text = "Memory Space: default (color=0)\nTotal bytes: 1351720 (1.29MiB)\n  cumulative_size;"
-    assert parse_usage_totals(text) == {0: 1351720}
+def test_usage_report_totals_per_memory_space():
+    text = (
+        "Memory Space: default (color=0)\nTotal bytes: 1230848 (1.17MiB)\n  cumulative_size;\n"
+        "\nMemory Space: vmem (color=1)\nTotal bytes: 802816 (784.0KiB)\n"
+    )
+    assert parse_usage_totals(text) == {0: ("default", 1230848), 1: ("vmem", 802816)}
     assert parse_usage_totals("nothing here") == {}
 
 
@@ -236,3 +245,127 @@ def test_transformer_peak_is_the_mlp_hidden_layer(transformer_peak):
     assert temps == ["f32[128,512]", "f32[128,512]"]  # x @ w1 and gelu of it
     sources = {(Path(b.source.file).name, b.source.line) for b in peak.buffers if b.kind == "temp"}
     assert sources == {("transformer.py", 34)}  # hidden = jax.nn.gelu(... @ params["w1"])
+
+
+# --- the command --------------------------------------------------------------------------
+
+MEMORY_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/memory.schema.json").read_text())
+_compiles: list[str] = []
+
+
+def _on_duration(name: str, _secs: float, **kwargs: object) -> None:
+    if name == jaxapi.COMPILE_EVENT:
+        _compiles.append(str(kwargs.get("fun_name")))
+
+
+monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+def memory_json(run_cli, target: str, spec: str, *extra: str) -> dict:
+    result = run_cli("memory", sample(target), "--shapes", sample(spec), *extra, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, MEMORY_SCHEMA)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("target", "spec", "largest"),
+    [
+        ("mlp.py:predict", "mlp.yaml", {"f32[784,256]"}),
+        ("transformer.py:block", "transformer.yaml", {"f32[128,512]", "f32[512,128]"}),
+    ],
+)
+def test_json_peak_is_xlas_sums_its_buffers_and_tops_the_timeline(run_cli, target, spec, largest):
+    jax.clear_caches()  # a compilation cached in this process would not dump
+    _compiles.clear()
+    doc = memory_json(run_cli, target, spec)
+    assert len(_compiles) == 1  # one compilation, and it is the one that dumped
+    memory = doc["memory"]
+    peak = memory["peak"]["bytes"]
+    assert sum(b["bytes"] for b in memory["buffers"]) == peak
+    assert max(p["live_bytes"] for p in memory["timeline"]) == peak
+    figures = {f["name"]: f for f in memory["figures"]}
+    assert figures["live_range_peak"]["agrees"] and figures["live_range_peak"]["xla_bytes"] == peak
+    analysis = memory["memory_analysis"]
+    assert figures["temp_size_in_bytes"]["xla_bytes"] == analysis["temp_bytes"]
+    assert peak == analysis["argument_bytes"] + analysis["output_bytes"] + analysis["temp_bytes"]
+    top = [b for b in memory["buffers"] if b["bytes"] == memory["buffers"][0]["bytes"]]
+    assert {b["shape"] for b in top} == largest
+    assert memory["fit"] is None and "--device" in doc["unavailable"]["memory.fit"]
+
+
+def test_device_fit_line_and_json(run_cli):
+    doc = memory_json(run_cli, "mlp.py:predict", "mlp.yaml", "--device", "h100")
+    fit = doc["memory"]["fit"]
+    assert (fit["device"], fit["capacity_bytes"], fit["fits"]) == ("h100", 80 * 10**9, True)
+    assert fit["peak_bytes"] == doc["memory"]["peak"]["bytes"] == 1_351_720
+    result = run_cli(
+        "memory", sample("mlp.py:predict"), "--shapes", sample("mlp.yaml"), "--device", "h100"
+    )
+    assert "peak 1.29 MiB of 74.5 GiB HBM on h100 (0.00169%)" in result.stdout
+    cpu = memory_json(run_cli, "mlp.py:predict", "mlp.yaml", "--device", "epyc-9654")
+    assert cpu["memory"]["fit"] is None
+    assert "no memory capacity" in cpu["unavailable"]["memory.fit"]
+
+
+def test_loop_body_steps_belong_to_their_while(run_cli):
+    doc = memory_json(run_cli, "rnn.py:run", "rnn.yaml")
+    memory = doc["memory"]
+    loop = next(p for p in memory["timeline"] if p["opcode"] == "while")
+    assert loop["first_step"] < loop["step"]  # the body and condition run before it
+    assert memory["peak"]["entry_instruction"] == loop["instruction"]
+    assert memory["peak"]["instruction"] == loop["at"] != loop["instruction"]
+    # XLA's dump names another step and counts an in-place result twice: the note says so.
+    figure = next(f for f in memory["figures"] if f["name"] == "live_range_peak")
+    assert (
+        not figure["agrees"]
+        and "twice" in figure["note"]
+        and "cannot account" not in figure["note"]
+    )
+
+
+def test_console_fits_80_columns_with_every_name_whole(run_cli):
+    runner = CliRunner()
+    argv = ["memory", sample("transformer.py:block"), "--shapes", sample("transformer.yaml")]
+    result = runner.invoke(app, argv, env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    for heading in ("peak", "buffers live at the peak", "live bytes by step", "XLA's own figures"):
+        assert heading in text
+    assert "▲ peak" in text and "◀\u00a0peak" in text
+    doc = memory_json(run_cli, "transformer.py:block", "transformer.yaml")
+    names = {b["instruction"] for b in doc["memory"]["buffers"]}
+    names |= {p["instruction"] for p in doc["memory"]["timeline"]}
+    shapes = {b["shape"] for b in doc["memory"]["buffers"]}
+    assert_readable(text, 80, names | shapes)
+
+
+def test_bad_spec_and_unknown_device_exit_2(run_cli, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("args:\n  params: f32[oops]\n")
+    result = run_cli("memory", sample("mlp.py:predict"), "--shapes", str(bad))
+    assert result.exit_code == 2 and "bad.yaml" in result.stderr
+    result = run_cli(
+        "memory", sample("mlp.py:predict"), "--shapes", sample("mlp.yaml"), "--device", "h1000"
+    )
+    assert result.exit_code == 2 and "h100" in result.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("libtpu") is None,
+    reason="libtpu is not installed (pip install 'jaxinspect[tpu]'); CI installs it",
+)
+def test_tpu_peak_counts_hbm_and_explains_xlas_other_spaces_and_padding(run_cli):
+    doc = memory_json(run_cli, "mlp.py:predict", "mlp.yaml", "--topology", "v5e:2x2")
+    memory = doc["memory"]
+    peak = memory["peak"]["bytes"]
+    assert sum(b["bytes"] for b in memory["buffers"]) == peak
+    # w1 is prefetched into on-chip memory (color 1): not HBM, so not in the timeline.
+    assert any(k["color"] != 0 for k in memory["by_kind"])
+    assert peak == sum(b["bytes"] for b in memory["buffers"] if b["kind"] != "temp")
+    figure = next(f for f in memory["figures"] if f["name"] == "live_range_peak")
+    assert "other memory spaces" in figure["note"] and "padding" in figure["note"]
+    assert "cannot account" not in figure["note"]  # the difference is accounted for exactly
+    fit = memory["fit"]
+    assert fit["device"] == "TPU v5 lite" and fit["peak_bytes"] == peak and fit["fits"]

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "recompile": "recompile",
     "spec": "spec",
     "topologies": "topologies",
+    "memory": "memory",
     "passes": "passes",
 }
 

@@ -28,7 +28,7 @@ _SEQUENCE_ITEM = re.compile(r"^\s+(\d+):(\S+)$")
 _LIVE_RANGE = re.compile(r"^\s+(\S+?)(\{[\d,]*\}):(\d+)-(\d+)$")
 _PEAK_HEADER = re.compile(r"^\s+Live ranges at (\d+) \(peak\):$")
 _PEAK_ITEM = re.compile(r"^\s+(\S+?)(\{[\d,]*\}): (\d+) bytes \(cumulative: (\d+) bytes\)$")
-_TOTAL = re.compile(r"\(color=(\d+)\)\s*\nTotal bytes: (\d+)")
+_TOTAL = re.compile(r"^Memory Space: (\S+) \(color=(\d+)\)\s*\nTotal bytes: (\d+)", re.M)
 
 #: Allocation kinds, as jaxinspect names them (one per allocation).
 KINDS = ("parameter", "output", "temp", "constant", "thread-local")
@@ -214,6 +214,42 @@ def parse_live_ranges(text: str) -> LiveRanges:
     )
 
 
-def parse_usage_totals(text: str) -> dict[int, int]:
-    """Memory color -> ``Total bytes`` of a ``*-memory-usage-report.txt`` (its allocations)."""
-    return {int(color): int(total) for color, total in _TOTAL.findall(text)}
+def parse_usage_totals(text: str) -> dict[int, tuple[str, int]]:
+    """Memory color -> (space name, ``Total bytes``) of a ``*-memory-usage-report.txt``.
+
+    The device's default memory is color 0 (``default``); a TPU also has ``vmem``, ``smem``.
+    """
+    return {int(color): (name, int(total)) for name, color, total in _TOTAL.findall(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedValue:
+    """A value XLA ranges over the schedule, with the allocation that holds it."""
+
+    value: AssignedValue
+    allocation: Allocation
+    first: int
+    last: int
+
+    @property
+    def end(self) -> int:
+        """Where its slice of the allocation ends."""
+        return self.value.offset + self.value.size
+
+
+def place_values(
+    allocations: tuple[Allocation, ...], live: LiveRanges
+) -> tuple[tuple[PlacedValue, ...], tuple[tuple[str, str], ...]]:
+    """Each live-ranged value with its allocation; and the ranged values XLA assigns nowhere.
+
+    Thread-local scratch lives inside one kernel and has no live range.
+    """
+    slot = {v.key: (v, a) for a in allocations if a.kind != "thread-local" for v in a.values}
+    placed, unplaced = [], []
+    for key, (first, last) in live.ranges.items():
+        if key in slot:
+            value, allocation = slot[key]
+            placed.append(PlacedValue(value, allocation, first, last))
+        else:
+            unplaced.append(key)
+    return tuple(placed), tuple(unplaced)

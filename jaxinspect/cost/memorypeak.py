@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from jaxinspect.cost.bufferassign import (
+    KINDS,
     Allocation,
     AssignedValue,
-    LiveRanges,
+    PlacedValue,
     parse_buffer_assignment,
     parse_live_ranges,
-    parse_usage_totals,
+    place_values,
 )
 from jaxinspect.cost.hlotext import HloInstr, parse_module
+from jaxinspect.cost.memoryfigures import xla_figures
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.sourcemap import FrameTable, parse_frame_table
 from jaxinspect.reports.memory import (
@@ -30,30 +31,11 @@ from jaxinspect.reports.memory import (
     MemoryPeak,
     PeakBuffer,
     TimelinePoint,
-    XlaFigure,
 )
 from jaxinspect.reports.stages import MemorySummary
 
 _LAYOUT = re.compile(r"\{[^{}]*\}|/\*[^*]*\*/")
 _PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
-#: Allocation kinds in the order tables list them.
-_KIND_ORDER = ("parameter", "output", "temp", "constant", "thread-local")
-
-Key = tuple[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Placed:
-    """A value with its allocation, and its live range."""
-
-    value: AssignedValue
-    allocation: Allocation
-    first: int
-    last: int
-
-    @property
-    def end(self) -> int:
-        return self.value.offset + self.value.size
 
 
 def analyse_dump_texts(
@@ -87,12 +69,14 @@ def analyse_dump_texts(
     where = {
         instr.name: (comp.name, instr) for comp in hlo.computations for instr in comp.instructions
     }
-    placed, unplaced = _place(allocations, live)
-    per_step = _live_bytes(placed, len(live.sequence))
+    placed, unplaced = place_values(allocations, live)
+    # The device's own memory (color 0): a TPU's on-chip spaces are not what must fit in HBM.
+    device = [p for p in placed if p.allocation.color == 0]
+    per_step = _live_bytes(device, len(live.sequence))
     peak_step = max(range(len(per_step)), key=lambda t: (per_step[t], -t))
     timeline = _timeline(live.sequence, per_step, {i.name for i in hlo.entry.instructions}, where)
     point = next(p for p in timeline if p.first_step <= peak_step <= p.step)
-    at_peak = [p for p in placed if p.first <= peak_step <= p.last]
+    at_peak = [p for p in device if p.first <= peak_step <= p.last]
     buffers = _buffers(at_peak, where, frames, user)
     partitions = _PARTITIONS.search(hlo.header)
     peak_instr = where.get(live.sequence[peak_step])
@@ -106,9 +90,9 @@ def analyse_dump_texts(
         steps=len(live.sequence),
         allocations=allocations,
         by_kind=_by_kind(allocations),
-        allocated_bytes=sum(a.size for a in allocations),
-        figures=_figures(
-            allocations, live, placed, per_step, peak_step, unplaced, usage_report, memory
+        allocated_bytes=sum(a.size for a in allocations if a.color == 0),
+        figures=xla_figures(
+            allocations, live, placed, unplaced, per_step, peak_step, usage_report, memory
         ),
         partitions=int(partitions.group(1)) if partitions else 1,
         peak_source=None
@@ -117,35 +101,12 @@ def analyse_dump_texts(
     )
 
 
-def _place(allocations: Sequence[Allocation], live: LiveRanges) -> tuple[list[_Placed], list[Key]]:
-    """Values XLA ranges over the schedule, with their slices; and those it assigns nowhere.
-
-    Only the device's default memory (color 0) counts; thread-local scratch lives inside
-    one kernel and is in no live range.
-    """
-    slot = {
-        v.key: (v, a)
-        for a in allocations
-        if a.color == 0 and a.kind != "thread-local"
-        for v in a.values
-    }
-    assigned = {v.key for a in allocations for v in a.values}
-    placed, unplaced = [], []
-    for key, (first, last) in live.ranges.items():
-        if key in slot:
-            value, allocation = slot[key]
-            placed.append(_Placed(value, allocation, first, last))
-        elif key not in assigned:
-            unplaced.append(key)
-    return placed, unplaced
-
-
-def _live_bytes(placed: Sequence[_Placed], steps: int) -> list[int]:
+def _live_bytes(placed: Sequence[PlacedValue], steps: int) -> list[int]:
     """Bytes occupied at each step, bytes that several live values share counted once."""
-    starts: dict[int, list[_Placed]] = {}
+    starts: dict[int, list[PlacedValue]] = {}
     for p in placed:
         starts.setdefault(p.first, []).append(p)
-    active: list[_Placed] = []
+    active: list[PlacedValue] = []
     out = []
     for step in range(steps):
         active = [p for p in active if p.last >= step] + starts.get(step, [])
@@ -153,7 +114,7 @@ def _live_bytes(placed: Sequence[_Placed], steps: int) -> list[int]:
     return out
 
 
-def _occupied(values: Iterable[_Placed]) -> int:
+def _occupied(values: Iterable[PlacedValue]) -> int:
     by_allocation: dict[int, list[tuple[int, int]]] = {}
     for p in values:
         by_allocation.setdefault(p.allocation.index, []).append((p.value.offset, p.end))
@@ -198,14 +159,14 @@ def _timeline(
 
 
 def _buffers(
-    at_peak: Sequence[_Placed],
+    at_peak: Sequence[PlacedValue],
     where: dict[str, tuple[str, HloInstr]],
     frames: FrameTable,
     user: UserCode,
 ) -> tuple[PeakBuffer, ...]:
     """Values live at the peak, those that share bytes merged, largest first."""
-    groups: list[list[_Placed]] = []
-    by_allocation: dict[int, list[_Placed]] = {}
+    groups: list[list[PlacedValue]] = []
+    by_allocation: dict[int, list[PlacedValue]] = {}
     for p in at_peak:
         by_allocation.setdefault(p.allocation.index, []).append(p)
     for members in by_allocation.values():
@@ -222,7 +183,7 @@ def _buffers(
 
 
 def _buffer(
-    group: list[_Placed],
+    group: list[PlacedValue],
     where: dict[str, tuple[str, HloInstr]],
     frames: FrameTable,
     user: UserCode,
@@ -257,151 +218,11 @@ def _label(value: AssignedValue) -> str:
 
 
 def _by_kind(allocations: Sequence[Allocation]) -> tuple[KindTotal, ...]:
-    totals: dict[str, list[int]] = {}
+    """Count and bytes per (memory color, kind), the device's memory first."""
+    totals: dict[tuple[int, str], list[int]] = {}
     for a in allocations:
-        count_bytes = totals.setdefault(a.kind, [0, 0])
+        count_bytes = totals.setdefault((a.color, a.kind), [0, 0])
         count_bytes[0] += 1
         count_bytes[1] += a.size
-    order = sorted(totals, key=_KIND_ORDER.index)
-    return tuple(KindTotal(kind, *totals[kind]) for kind in order)
-
-
-def _figures(
-    allocations: Sequence[Allocation],
-    live: LiveRanges,
-    placed: Sequence[_Placed],
-    per_step: Sequence[int],
-    peak_step: int,
-    unplaced: Sequence[Key],
-    usage_report: str | None,
-    memory: MemorySummary | None,
-) -> tuple[XlaFigure, ...]:
-    """XLA's figures beside the ones the buffer assignment gives, each relation explained."""
-    peak = per_step[peak_step]
-    out = [_live_range_figure(live, placed, per_step, peak_step, unplaced)]
-
-    def total(*kinds: str, live_out: bool | None = None) -> int:
-        return sum(
-            a.size
-            for a in allocations
-            if a.kind in kinds and (live_out is None or a.live_out == live_out)
-        )
-
-    parameters, constants = total("parameter"), total("constant")
-    outputs = total("output") + total("parameter", live_out=True)
-    aliased = total("parameter", live_out=True)
-    lasting = parameters + total("output") + constants
-    if memory is not None:
-        out.append(_peak_figure(memory.peak_bytes, peak, lasting, total("temp")))
-        out += [
-            _sum_figure("argument", memory.argument_bytes, parameters, "parameter allocations"),
-            _sum_figure("output", memory.output_bytes, outputs, "allocations of the output"),
-            _sum_figure("alias", memory.alias_bytes, aliased, "parameters the output reuses"),
-            _sum_figure("temp", memory.temp_bytes, total("temp"), "temp allocations"),
-        ]
-    allocated = sum(a.size for a in allocations)
-    report_total = None
-    if usage_report is not None:
-        report_total = sum(parse_usage_totals(usage_report).values()) or None
-    slack = allocated - peak
-    note = f"all {len(allocations)} allocations, constants and thread-local scratch included; " + (
-        f"the peak is {slack:,} B below: bytes never live at one step"
-        if slack
-        else "all live at the peak"
-    )
-    if report_total is None:
-        note = "XLA wrote no memory-usage report; " + note
-    elif report_total != allocated:
-        note = f"XLA's memory-usage report totals {report_total - allocated:+,} B more; " + note
-    out.append(
-        XlaFigure("usage_report_total", report_total, allocated, report_total == allocated, note)
-    )
-    return tuple(out)
-
-
-def _live_range_figure(
-    live: LiveRanges,
-    placed: Sequence[_Placed],
-    per_step: Sequence[int],
-    peak_step: int,
-    unplaced: Sequence[Key],
-) -> XlaFigure:
-    """XLA's live-range dump names a peak step and the bytes it lists there."""
-    peak = per_step[peak_step]
-    if live.peak_step is None or live.peak_bytes is None:
-        return XlaFigure(
-            "live_range_peak", None, peak, False, "XLA's live-range dump names no peak"
-        )
-    step, xla = live.peak_step, live.peak_bytes
-    if xla == peak and step == peak_step:
-        return XlaFigure(
-            "live_range_peak", xla, peak, True, f"XLA's live-range dump, the same step ({step})"
-        )
-    reasons = []
-    at_step = [p for p in placed if p.first <= step <= p.last]
-    counted = sum(p.value.size for p in at_step)
-    twice = counted - per_step[step] if step < len(per_step) else 0
-    if twice > 0:
-        pairs = _shared_pairs(at_step)
-        reasons.append(
-            f"at step {step} XLA adds every live value's size, so a result written over its "
-            f"operand's bytes counts twice ({twice:,} B: {pairs})"
-        )
-    if step != peak_step and step < len(per_step) and per_step[step] < peak:
-        reasons.append(
-            f"XLA picks its step by adding each step's new values before dropping those that "
-            f"ended at the step before; step {peak_step} holds {peak - per_step[step]:,} B "
-            f"more than step {step}"
-        )
-    if unplaced:
-        reasons.append(
-            f"{len(unplaced)} values XLA ranges have no allocation and are left out "
-            f"({', '.join(name + index for name, index in unplaced[:3])})"
-        )
-    if not reasons:
-        reasons.append(f"XLA lists {xla:,} B at step {step}; jaxinspect finds {peak:,} B")
-    note = f"XLA's live-range dump names step {step}: " + "; ".join(reasons)
-    return XlaFigure("live_range_peak", xla, peak, xla == peak, note)
-
-
-def _shared_pairs(values: Sequence[_Placed]) -> str:
-    """``b in a's bytes`` for live values whose slices overlap, first three."""
-    pairs = []
-    ordered = sorted(values, key=lambda p: (p.allocation.index, p.value.offset, p.first))
-    for i, p in enumerate(ordered):
-        for q in ordered[i + 1 :]:
-            if q.allocation.index != p.allocation.index or q.value.offset >= p.end:
-                break
-            first, later = (p, q) if p.first <= q.first else (q, p)
-            pairs.append(f"{_label(later.value)} in {_label(first.value)}'s")
-    return ", ".join(pairs[:3]) + (f" and {len(pairs) - 3} more" if len(pairs) > 3 else "")
-
-
-def _peak_figure(jax_peak: int | None, peak: int, lasting: int, temp: int) -> XlaFigure:
-    """JAX's ``peak_memory_in_bytes`` beside the timeline's peak."""
-    name = "peak_memory_in_bytes"
-    if jax_peak is None:
-        return XlaFigure(name, None, peak, False, "the backend reports no peak")
-    if jax_peak == peak:
-        return XlaFigure(name, jax_peak, peak, True, "memory_analysis() gives the same peak")
-    if jax_peak == lasting:
-        note = (
-            f"parameters + outputs + constants ({lasting:,} B): it leaves out the temp "
-            f"allocation ({temp:,} B) that intermediate values live in"
-        )
-    else:
-        note = (
-            f"{jax_peak - peak:+,} B from the timeline's peak; it matches no sum of XLA's "
-            "allocations that jaxinspect knows"
-        )
-    return XlaFigure(name, jax_peak, peak, False, note)
-
-
-def _sum_figure(name: str, xla: int | None, ours: int, what: str) -> XlaFigure:
-    """A ``memory_analysis()`` size beside the sum of the allocations it counts."""
-    label = f"{name}_size_in_bytes"
-    if xla is None:
-        return XlaFigure(label, None, ours, False, "the backend does not report it")
-    if xla == ours:
-        return XlaFigure(label, xla, ours, True, f"sum of the {what}")
-    return XlaFigure(label, xla, ours, False, f"{xla - ours:+,} B from the sum of the {what}")
+    order = sorted(totals, key=lambda ck: (ck[0], KINDS.index(ck[1])))
+    return tuple(KindTotal(kind, color, *totals[(color, kind)]) for color, kind in order)

@@ -12,6 +12,7 @@ from jaxinspect import jaxapi
 from jaxinspect.cost.memorypeak import analyse_dump_texts
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile
+from jaxinspect.pipeline.dumps import DumpedModule
 from jaxinspect.reports.memory import DeviceFit, MemoryPeak, MemoryReport, device_fit
 from jaxinspect.reports.stages import InspectionReport
 
@@ -19,21 +20,19 @@ from jaxinspect.reports.stages import InspectionReport
 def build_memory_report(
     source: InspectionReport,
     compiled: Any,
+    dump: DumpedModule,
     *,
-    buffer_assignment: str | None,
-    live_range: str | None,
-    usage_report: str | None = None,
     profile: DeviceProfile | None = None,
     user: UserCode | None = None,
 ) -> MemoryReport:
-    """The ``memory`` report of one compiled program from texts its compilation dumped.
+    """The ``memory`` report of one compiled program from what its compilation dumped.
 
     Args:
         source: The stages report of the same run (target, devices, ``memory_analysis()``).
-        compiled: The ``jax.stages.Compiled`` that wrote the dump.
-        buffer_assignment: Its ``*-buffer-assignment.txt``; ``None`` when XLA wrote none.
-        live_range: Its ``*-live-range.txt``; ``None`` when XLA wrote none.
-        usage_report: Its ``*-memory-usage-report.txt``, compared with the allocations.
+        compiled: The ``jax.stages.Compiled`` that wrote the dump (its optimized module gives
+            opcodes and source lines).
+        dump: Its files, read back (``pipeline/dumps.py``): the buffer assignment and live
+            ranges are needed, the memory-usage report is compared when there is one.
         profile: ``--device``: the fit against the profile's capacity.
         user: Whose frames are source lines (default: any frame outside the libraries).
 
@@ -42,22 +41,16 @@ def build_memory_report(
     """
     reasons: list[tuple[str, str]] = []
     peak: MemoryPeak | None = None
-    if buffer_assignment is None or live_range is None:
-        missing = "buffer assignment" if buffer_assignment is None else "live-range dump"
-        reasons.append(
-            (
-                "memory.peak",
-                f"XLA wrote no {missing} for this compilation (the {source.backend} backend "
-                "does not dump one, or the executable came from the persistent cache)",
-            )
-        )
+    if dump.buffer_assignment is None or dump.live_range is None:
+        field = "buffer_assignment" if dump.buffer_assignment is None else "live_range"
+        reasons.append(("memory.peak", dump.reason(field) or f"XLA wrote no {field}"))
     else:
         module = jaxapi.optimized_hlo_module(compiled, "the memory report")
         peak = analyse_dump_texts(
-            buffer_assignment,
-            live_range,
+            dump.buffer_assignment,
+            dump.live_range,
             jaxapi.hlo_module_text(module, metadata=True),
-            usage_report=usage_report,
+            usage_report=dump.memory_usage_report,
             memory=source.memory,
             user=user,
         )

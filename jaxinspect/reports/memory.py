@@ -75,9 +75,10 @@ class TimelinePoint:
 
 @dataclass(frozen=True, slots=True)
 class KindTotal:
-    """Allocations of one kind: how many and how many bytes."""
+    """Allocations of one kind in one memory space: how many and how many bytes."""
 
     kind: str
+    color: int  # XLA's memory color: 0 is the device's default memory
     count: int
     bytes: int
 
@@ -115,7 +116,7 @@ class MemoryPeak:
         steps: Steps in XLA's flattened schedule.
         allocations: XLA's allocations, in its order.
         by_kind: Allocation totals per kind.
-        allocated_bytes: All allocations together (what XLA reserves).
+        allocated_bytes: All allocations in the device's memory (color 0) together.
         figures: XLA's own figures beside jaxinspect's, each with its relation.
         partitions: SPMD partitions: above 1, every figure is per device.
         peak_source: The line of your code that made ``peak_instruction``, if any.

@@ -1,0 +1,1 @@
+"""The ``memory`` report as rich tables and as JSON."""
