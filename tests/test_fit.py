@@ -86,6 +86,37 @@ def test_paths_are_cut_in_the_middle_so_their_ends_still_differ():
     assert all("…" in s and s.startswith("params[") and s.endswith("']") for s in shown)
 
 
+def test_a_path_column_widens_before_two_paths_read_the_same():
+    # A flax TrainState at 80 columns once showed state.params['Dense_0']['bias'] and
+    # state.params['Dense_1']['bias'] both as "state.par…']['bias']": the path column was
+    # held at its minimum while the sharding columns stayed.
+    table = FitTable(
+        [
+            Col("argument", kind="path"),
+            Col("kind", drop=1),
+            Col("dtype"),
+            Col("shape"),
+            Col("sharding", drop=2),
+            Col("per device", drop=3),
+        ]
+    )
+    paths = [f"state.params['Dense_{n}']['{leaf}']" for n in (0, 1) for leaf in ("bias", "kernel")]
+    paths += [
+        f"state.opt_state[0].{m}['Dense_{n}']['{leaf}']"
+        for m in ("mu", "nu")
+        for n in (0, 1)
+        for leaf in ("bias", "kernel")
+    ]
+    table.add_row("state.step", "static", "", "0", "", "")
+    for i, path in enumerate(paths):
+        table.add_row(path, "array", "float32", f"[{i},32]", "P()", f"[{i},32]")
+    table.add_row("x", "array", "float32", "[64,16]", "P('data')", "[8,16]")
+    out = render(table, 76)  # inside the stages panel at 80 columns
+    shown = [line.split()[0] for line in out.splitlines() if "']" in line]
+    assert len(shown) == len(paths) and len(set(shown)) == len(paths), out
+    assert all(len(line) <= 76 for line in out.splitlines())
+
+
 def test_cut_middle():
     assert cut_middle("short", 10) == "short"
     cut = cut_middle("params['LayerNorm_0']['scale']", 20)

@@ -261,7 +261,7 @@ class FitTable:
         if col.kind == "prose":
             widest = max((_longest_word(c) for c in cells), default=0)
         elif col.kind == "path":
-            widest = min(max((cell_len(c) for c in cells), default=0), PATH_MIN_WIDTH)
+            widest = _path_min_width(cells)
         else:
             widest = max((_longest_line(c) for c in cells), default=0)
         return max(header, widest, 1)
@@ -319,6 +319,20 @@ def distinct_head(texts: list[str], width: int) -> int | None:
             ):
                 return head
     return None
+
+
+def _path_min_width(cells: list[str]) -> int:
+    """The narrowest a path column may be: ``PATH_MIN_WIDTH``, or wider where that would cut
+    two different paths to the same text (then less important columns are dropped first)."""
+    longest = max((cell_len(c) for c in cells), default=0)
+    width = min(longest, PATH_MIN_WIDTH)
+    if len(set(cells)) <= 1:
+        return width
+    while width < longest:
+        if distinct_head(cells, width) is not None:
+            return width
+        width += 1
+    return longest
 
 
 def _plain(cell: Cell) -> str:
