@@ -15,6 +15,7 @@ from narrow import assert_readable
 from rich.console import Console
 
 from conftest import sample
+from jaxinspect.cost.hlotext import count_instructions, parse_module
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
@@ -165,3 +166,21 @@ def test_diff_with_json_is_refused_before_compiling(run_cli):
     assert result.exit_code == 2
     assert "--diff prints a unified diff" in result.stderr
     assert _compiles == []
+
+
+def test_count_instructions_agrees_with_the_full_parser_on_every_snapshot(mlp_run):
+    report, _ = mlp_run
+    texts = {step.text for step in report.steps or ()}
+    assert len(texts) > 3
+    for text in texts:
+        parsed = parse_module(text)
+        assert count_instructions(text) == sum(len(c.instructions) for c in parsed.computations)
+
+
+def test_count_instructions_refuses_what_is_not_a_module():
+    with pytest.raises(ValueError, match="no ENTRY computation"):
+        count_instructions(
+            "HloModule m\n\n%f (p: f32[]) -> f32[] {\n  ROOT %p = f32[] parameter(0)\n}\n"
+        )
+    with pytest.raises(ValueError, match="not an HLO instruction"):
+        count_instructions("ENTRY %main () -> f32[] {\n  garbage\n}\n")

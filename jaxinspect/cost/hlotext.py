@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _COMMENT = re.compile(r"/\*.*?\*/")
@@ -136,6 +137,39 @@ def parse_module(text: str) -> HloText:
     lines = text.splitlines()
     header = lines[0] if lines else ""
     comps: list[HloComputation] = []
+    for name, is_entry, block in _computation_blocks(lines):
+        instrs = tuple(parse_instruction(b) for b in block[1:-1] if b.strip())
+        comps.append(HloComputation(name, is_entry, instrs, "\n".join(block)))
+    if not any(c.is_entry for c in comps):
+        raise ValueError("no ENTRY computation in the HLO text")
+    return HloText(header, tuple(comps))
+
+
+def count_instructions(text: str) -> int:
+    """Instructions in every computation of a printed module, as ``parse_module`` finds them.
+
+    Reads each line once and parses none: for counting the module after every XLA pass.
+
+    Raises:
+        ValueError: The text has no ENTRY computation or a line in a computation is not an
+            instruction.
+    """
+    count, entry = 0, False
+    for _, is_entry, block in _computation_blocks(text.splitlines()):
+        entry |= is_entry
+        for line in block[1:-1]:
+            if not line.strip():
+                continue
+            if not _INSTRUCTION.match(line):
+                raise ValueError(f"not an HLO instruction: {line[:120]}")
+            count += 1
+    if not entry:
+        raise ValueError("no ENTRY computation in the HLO text")
+    return count
+
+
+def _computation_blocks(lines: list[str]) -> Iterator[tuple[str, bool, list[str]]]:
+    """``(name, is_entry, lines from the header to the closing brace)`` of each computation."""
     current: tuple[str, bool, list[str]] | None = None
     for line in lines:
         if current is None:
@@ -145,13 +179,8 @@ def parse_module(text: str) -> HloText:
             continue
         current[2].append(line)
         if line == "}":
-            name, is_entry, block = current
-            instrs = tuple(parse_instruction(b) for b in block[1:-1] if b.strip())
-            comps.append(HloComputation(name, is_entry, instrs, "\n".join(block)))
+            yield current
             current = None
-    if not any(c.is_entry for c in comps):
-        raise ValueError("no ENTRY computation in the HLO text")
-    return HloText(header, tuple(comps))
 
 
 def parse_instruction(line: str) -> HloInstr:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from jaxinspect.cost.hlotext import parse_module
+from jaxinspect.cost.hlotext import count_instructions
 from jaxinspect.errors import UsageError
 from jaxinspect.reports.passes import (
     INPUT_PIPELINE,
@@ -72,7 +72,9 @@ def build_passes_report(source: InspectionReport, dumped: DumpedModule) -> Passe
     for pipeline, name, sequence, text in snapshots:
         index = len(steps)
         diff = diff_lines(previous, text)
-        after = _instructions(text, f"passes[{index}].ops_after", reasons)
+        # Most snapshots repeat the one before (a pipeline's start): count only what changed.
+        same = not diff.changes and index > 0
+        after = ops if same else _instructions(text, f"passes[{index}].ops_after", reasons)
         added = sum(len(change.added) for change in diff.changes)
         removed = sum(len(change.removed) for change in diff.changes)
         steps.append(
@@ -123,7 +125,7 @@ def _snapshots(
 def _instructions(text: str, path: str, reasons: list[tuple[str, str]]) -> int | None:
     """Instructions in every computation of a printed module (fused computations included)."""
     try:
-        return sum(len(c.instructions) for c in parse_module(text).computations)
+        return count_instructions(text)
     except ValueError as error:  # an XLA printing jaxinspect's parser does not know
         reasons.append((path, f"the module text did not parse: {error}"))
         return None
