@@ -94,9 +94,8 @@ def _summary(report: MemoryReport, peak: MemoryPeak, per_device: str) -> Rendera
     kinds: dict[str, int] = {}
     for buffer in peak.buffers:
         kinds[buffer.kind] = kinds.get(buffer.kind, 0) + buffer.bytes
-    grid.add_row(
-        "made of", ", ".join(f"{format_bytes(b)} {_PLURAL.get(k, k)}" for k, b in kinds.items())
-    )
+    largest = sorted(kinds.items(), key=lambda kb: -kb[1])
+    grid.add_row("made of", ", ".join(f"{format_bytes(b)} {_PLURAL.get(k, k)}" for k, b in largest))
     if report.fit is not None:
         fit = report.fit
         verdict = "" if fit.fits else "  DOES NOT FIT"
@@ -234,18 +233,20 @@ def _steps(point: TimelinePoint) -> str:
 
 
 def _allocations_table(peak: MemoryPeak) -> RenderableType:
+    # Other memory spaces (a TPU's vmem, smem) get a column; most programs have none.
+    spaces = any(total.color for total in peak.by_kind)
+    columns = [Col("kind"), Col("allocations", justify="right"), Col("bytes", justify="right")]
+    if spaces:
+        columns.insert(1, Col("memory"))
     table = FitTable(
-        [
-            Col("kind"),
-            Col("memory", drop=1),
-            Col("allocations", justify="right"),
-            Col("bytes", justify="right"),
-        ],
+        columns,
         title=f"XLA's allocations ({format_bytes(peak.allocated_bytes)} in the device's memory)",
     )
     for total in peak.by_kind:
-        space = "device" if total.color == 0 else f"color {total.color}"
-        table.add_row(total.kind, space, str(total.count), format_bytes(total.bytes))
+        row = [total.kind, str(total.count), format_bytes(total.bytes)]
+        if spaces:
+            row.insert(1, "device" if total.color == 0 else f"color {total.color}")
+        table.add_row(*row)
     return table
 
 
