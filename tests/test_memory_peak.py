@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import jsonschema
 import pytest
 from jax import monitoring
 from narrow import assert_readable
+from rich.console import Console
 from typer.testing import CliRunner
 
 from conftest import ROOT, SAMPLES, sample
@@ -23,8 +25,15 @@ from jaxinspect.cost.bufferassign import (
     parse_usage_totals,
 )
 from jaxinspect.cost.memorypeak import analyse_dump_texts
+from jaxinspect.cost.memoryrun import build_memory_report
 from jaxinspect.cost.ownership import default_user_code
+from jaxinspect.inputs.spec import load_spec
+from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.analyses import collect_memory
+from jaxinspect.pipeline.dumps import DumpedModule
+from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.renderers.memory.console import render_memory
+from jaxinspect.renderers.memory.jsondoc import render_memory_json
 
 # Excerpts of XLA's dumps of sample_programs/rnn.py:run and linreg.py:update_params (params
 # donated), jax 0.10.2 on CPU, as XLA wrote them.
@@ -369,3 +378,23 @@ def test_tpu_peak_counts_hbm_and_explains_xlas_other_spaces_and_padding(run_cli)
     assert "cannot account" not in figure["note"]  # the difference is accounted for exactly
     fit = memory["fit"]
     assert fit["device"] == "TPU v5 lite" and fit["peak_bytes"] == peak and fit["fits"]
+
+
+def test_no_buffer_assignment_gives_nulls_with_the_reason():
+    spec = load_spec(sample("mlp.yaml"))
+    options = InspectOptions(sections=("memory",), execute=False)
+    source, artifacts = run_inspection(load_target(sample("mlp.py:predict")), spec, options)
+    why = "XLA wrote no buffer assignment for this compilation"
+    dump = DumpedModule(
+        0, "jit_predict", None, None, None, None, None, None, (("buffer_assignment", why),)
+    )
+    report = build_memory_report(source, artifacts.compiled, dump)
+    assert report.peak is None and report.fit is None
+    doc = json.loads(render_memory_json(report))
+    jsonschema.validate(doc, MEMORY_SCHEMA)
+    assert all(doc["memory"][k] is None for k in ("peak", "buffers", "timeline", "figures"))
+    assert doc["unavailable"]["memory.peak"] == why
+    assert doc["memory"]["memory_analysis"]["temp_bytes"] == 131072  # JAX's figures stay
+    console = Console(width=80, file=io.StringIO(), color_system=None)
+    console.print(render_memory(report))
+    assert f"no buffer assignment: {why}" in " ".join(console.file.getvalue().split())
