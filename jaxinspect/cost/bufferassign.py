@@ -61,6 +61,11 @@ class AssignedValue:
         """``(instruction, index)``: how the live-range dump names the value."""
         return self.instruction, self.index
 
+    @property
+    def label(self) -> str:
+        """``name``, or ``name{1}`` for a tuple's element."""
+        return self.instruction if self.index == "{}" else self.instruction + self.index
+
 
 @dataclass(frozen=True, slots=True)
 class Allocation:

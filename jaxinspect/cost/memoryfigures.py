@@ -160,13 +160,9 @@ def _shared_pairs(values: Sequence[PlacedValue]) -> str:
             if q.allocation.index != p.allocation.index or q.value.offset >= p.end:
                 break
             first, later = (p, q) if p.first <= q.first else (q, p)
-            pairs.append(f"{_label(later.value)} in {_label(first.value)}'s")
+            pairs.append(f"{later.value.label} in {first.value.label}'s")
     more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
     return ", ".join(pairs[:3]) + more
-
-
-def _label(value: AssignedValue) -> str:
-    return value.instruction if value.index == "{}" else value.instruction + value.index
 
 
 def _jax_peak(jax_peak: int | None, peak: int, lasting: int, temp: int) -> XlaFigure:

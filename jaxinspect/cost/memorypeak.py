@@ -16,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from jaxinspect.cost.bufferassign import (
     KINDS,
     Allocation,
-    AssignedValue,
     PlacedValue,
     parse_buffer_assignment,
     parse_live_ranges,
@@ -24,7 +23,7 @@ from jaxinspect.cost.bufferassign import (
 )
 from jaxinspect.cost.hlotext import HloInstr, parse_module
 from jaxinspect.cost.memoryfigures import xla_figures
-from jaxinspect.cost.ownership import UserCode
+from jaxinspect.cost.ownership import UserCode, library_prefixes
 from jaxinspect.cost.sourcemap import FrameTable, parse_frame_table
 from jaxinspect.reports.memory import (
     KindTotal,
@@ -65,7 +64,7 @@ def analyse_dump_texts(
     live = parse_live_ranges(live_range)
     hlo = parse_module(module_text)
     frames = parse_frame_table(module_text)
-    user = UserCode(()) if user is None else user
+    user = UserCode((), library_prefixes()) if user is None else user
     where = {
         instr.name: (comp.name, instr) for comp in hlo.computations for instr in comp.instructions
     }
@@ -209,12 +208,8 @@ def _buffer(
         op_name=None if is_parameter else op_name,
         source=None if instr is None else frames.user_location(instr.stack_frame_id, user),
         created_by_xla=instr is not None and instr.created_by_xla,
-        shares=tuple(_label(p.value) for p in group if p is not lead),
+        shares=tuple(p.value.label for p in group if p is not lead),
     )
-
-
-def _label(value: AssignedValue) -> str:
-    return value.instruction if value.index == "{}" else value.instruction + value.index
 
 
 def _by_kind(allocations: Sequence[Allocation]) -> tuple[KindTotal, ...]:
