@@ -24,6 +24,7 @@ from jaxinspect.cost.bufferassign import (
     parse_live_ranges,
     parse_usage_totals,
 )
+from jaxinspect.cost.hlotext import parse_module
 from jaxinspect.cost.memorypeak import analyse_dump_texts
 from jaxinspect.cost.memoryrun import build_memory_report
 from jaxinspect.cost.ownership import default_user_code
@@ -147,15 +148,17 @@ def _dumped(tmp_path, function, *args, static_argnums=()):
 
     module = jaxapi.optimized_hlo_module(compiled, "a test")
     memory = collect_memory(compiled, "cpu", [])
+    module_text = jaxapi.hlo_module_text(module, metadata=True)
     peak = analyse_dump_texts(
         text("-buffer-assignment.txt"),
         text("-live-range.txt"),
-        jaxapi.hlo_module_text(module, metadata=True),
+        module_text,
         usage_report=text("-memory-usage-report.txt"),
         memory=memory,
         user=default_user_code(str(SAMPLES / "mlp.py")),
     )
-    return peak, memory, parse_live_ranges(text("-live-range.txt"))
+    entry = tuple(i.name for i in parse_module(module_text).entry.instructions)
+    return peak, memory, parse_live_ranges(text("-live-range.txt")), entry
 
 
 def _sample(name):
@@ -200,7 +203,7 @@ def transformer_peak(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["mlp_peak", "transformer_peak"])
 def test_peak_equals_xlas_live_range_peak_and_its_buffers_sum_to_it(name, request):
-    peak, memory, live = request.getfixturevalue(name)
+    peak, memory, live, entry = request.getfixturevalue(name)
     # XLA's own live-range dump names the same step and lists the same bytes there.
     assert (peak.peak_step, peak.peak_bytes) == (live.peak_step, live.peak_bytes)
     figure = {f.name: f for f in peak.figures}["live_range_peak"]
@@ -209,11 +212,13 @@ def test_peak_equals_xlas_live_range_peak_and_its_buffers_sum_to_it(name, reques
     assert max(p.live_bytes for p in peak.timeline) == peak.peak_bytes
     assert peak.peak_point.live_bytes == peak.peak_bytes
     assert {(b.instruction, b.index) for b in peak.buffers} == set(live.peak_values)
+    # One timeline point per entry instruction, in the scheduled module's printed order.
+    assert tuple(p.instruction for p in peak.timeline) == entry
 
 
 @pytest.mark.parametrize("name", ["mlp_peak", "transformer_peak"])
 def test_memory_analysis_figures_relate_as_documented(name, request):
-    peak, memory, _ = request.getfixturevalue(name)
+    peak, memory, *_ = request.getfixturevalue(name)
     kinds = {k.kind: k.bytes for k in peak.by_kind}
     # Every memory_analysis() size is the sum of the allocations of its kind.
     assert memory.argument_bytes == kinds["parameter"]
@@ -231,7 +236,7 @@ def test_memory_analysis_figures_relate_as_documented(name, request):
 
 
 def test_mlp_peak_is_the_second_matmul_over_the_hidden_layer(mlp_peak):
-    peak, memory, _ = mlp_peak
+    peak, memory, *_ = mlp_peak
     largest = peak.buffers[0]
     assert (largest.shape, largest.kind, largest.argument) == (
         "f32[784,256]",
@@ -247,7 +252,7 @@ def test_mlp_peak_is_the_second_matmul_over_the_hidden_layer(mlp_peak):
 
 
 def test_transformer_peak_is_the_mlp_hidden_layer(transformer_peak):
-    peak, _, _ = transformer_peak
+    peak, *_ = transformer_peak
     biggest = [b for b in peak.buffers if b.bytes == peak.buffers[0].bytes]
     assert {b.shape for b in biggest} == {"f32[128,512]", "f32[512,128]"}
     temps = sorted(b.shape for b in peak.buffers if b.kind == "temp")
