@@ -19,6 +19,7 @@ from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.inputs.transforms import parse_transform, parse_transforms
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.pipeline.placement import Placement
 
 LOSS = sample("linreg.py") + ":loss_fn"
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
@@ -45,8 +46,8 @@ def _vjp(primals: Any, cotangent: Any) -> Any:
 
 def _abstract_call(function: Callable[..., Any], spec: Any) -> tuple[list[Any], dict[str, Any]]:
     plan = bind_spec(function, spec, target="by hand")
-    device = jax.devices("cpu")[0]
-    return build_call(plan, lambda node: abstract_tree(node, device))
+    placement = Placement((jax.devices("cpu")[0],))
+    return build_call(plan, lambda node: abstract_tree(node, placement))
 
 
 policies = jax.checkpoint_policies
