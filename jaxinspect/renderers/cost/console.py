@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from jaxinspect.renderers.collectives import collectives_table
@@ -22,7 +21,7 @@ from jaxinspect.renderers.cost.tables import (
     source_label,
 )
 from jaxinspect.renderers.fit import Col
-from jaxinspect.renderers.stages.console import device_line
+from jaxinspect.renderers.stages.console import run_header
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 if TYPE_CHECKING:
@@ -70,17 +69,7 @@ def render_cost(
 
 
 def _header(report: CostReport) -> RenderableType:
-    src = report.source
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    grid.add_row("target", src.target)
-    if src.target.rpartition(":")[2] != src.function_name:  # e.g. model.apply -> apply
-        grid.add_row("function", src.function_name)
-    grid.add_row("backend", device_line(src))
-    if src.mesh is not None:
-        grid.add_row("mesh", " × ".join(f"{name}={size}" for name, size in src.mesh))
-    grid.add_row("jax / jaxlib", f"{src.jax_version} / {src.jaxlib_version}")
+    grid = run_header(report.source)
     if report.user_code is not None:
         roots = ", ".join(_short_path(r) for r in report.user_code.roots) or "(unknown)"
         origin = "--user-code" if report.user_code.chosen else "the target's folder"

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from jaxinspect.renderers.fit import Col, FitTable
-from jaxinspect.renderers.stages.console import device_line
+from jaxinspect.renderers.stages.console import run_header
 
 if TYPE_CHECKING:
     from jaxinspect.reports.passes import PassesReport, PassStep
@@ -31,14 +30,7 @@ def render_passes(report: PassesReport, *, every: bool = False) -> RenderableTyp
 
 
 def _header(report: PassesReport) -> RenderableType:
-    src = report.source
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    grid.add_row("target", src.target)
-    if src.target.rpartition(":")[2] != src.function_name:
-        grid.add_row("function", src.function_name)
-    grid.add_row("backend", device_line(src))
+    grid = run_header(report.source)
     grid.add_row("module", report.module)
     return grid
 

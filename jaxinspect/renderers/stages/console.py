@@ -116,6 +116,24 @@ def _header(report: InspectionReport) -> RenderableType:
     return Panel(Group(*parts), title="jaxinspect stages", title_align="left")
 
 
+def run_header(report: InspectionReport) -> Table:
+    """The run's facts, for a report's first lines: target, function, backend, mesh, versions.
+
+    Callers add rows of their own (``grid.add_row(label, value)``).
+    """
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("target", report.target)
+    if report.target.rpartition(":")[2] != report.function_name:  # model.apply -> apply
+        grid.add_row("function", report.function_name)
+    grid.add_row("backend", device_line(report))
+    if report.mesh is not None:
+        grid.add_row("mesh", " × ".join(f"{name}={size}" for name, size in report.mesh))
+    grid.add_row("jax / jaxlib", f"{report.jax_version} / {report.jaxlib_version}")
+    return grid
+
+
 def device_line(report: InspectionReport) -> str:
     """``cpu  (cpu:0 (cpu))`` for one device; the count and kind for several (a slice may
     have 256 chips); a topology says it was compiled here and not run."""
