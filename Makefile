@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_check_jobs.py
 	$(BIN)/python tests/benchmarks/bench_latency_gate.py
 	$(BIN)/python tests/benchmarks/bench_topology.py
+	$(BIN)/python tests/benchmarks/bench_cost_measure.py
 	$(BIN)/python tests/benchmarks/bench_passes.py
 
 clean:

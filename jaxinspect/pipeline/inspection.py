@@ -199,6 +199,7 @@ def run_inspection(
             if options.compiler_options is None
             else dict(options.compiler_options),
         )
+        artifacts = replace(artifacts, call=call)
         reasons: list[tuple[str, str]] = []
         timings = _time_execution(call, artifacts, options, reasons)
         cost, memory = _analyses(call, artifacts, options, reasons)

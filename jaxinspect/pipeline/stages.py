@@ -33,6 +33,9 @@ class StageArtifacts:
     trace_s: float
     lower_s: float | None
     compile_s: float | None
+    #: The bound call (``inspection.PreparedCall``) whose inputs a command may run the
+    #: executable with again (``cost --measure``); set by ``run_inspection``.
+    call: Any | None = None
 
 
 def run_pipeline(

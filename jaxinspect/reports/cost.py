@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jaxinspect.cost.aggregate import (
     CostGroup,
@@ -15,13 +16,51 @@ from jaxinspect.cost.breakdown import OpCost, ProgramCost
 from jaxinspect.cost.memoryfit import MemoryFit, PeakEstimate, estimate_peak, fit_memory
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile
+from jaxinspect.cost.rankcorr import spearman
 from jaxinspect.cost.roofline import RooflinePoint, roofline_point
 from jaxinspect.reports.stages import CostSummary, InspectionReport, MemorySummary
 
-#: ``--sort`` keys: how per-op rows are ordered.
-SORT_KEYS = ("flops", "bytes", "transcendentals", "time")
+if TYPE_CHECKING:
+    from jaxinspect.cost.profiled import OpTimes
+
+#: ``--sort`` keys: how per-op rows are ordered (``measured`` needs ``--measure``).
+SORT_KEYS = ("flops", "bytes", "transcendentals", "time", "measured")
 #: Opcodes listed apart because they move data without computing.
 DATA_MOVEMENT = frozenset({"copy", "copy-start", "copy-done", "transpose"})
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCost:
+    """``cost --measure``: each op's time under the profiler, beside the static model.
+
+    Attributes:
+        op_seconds: Mean seconds per program run, aligned with ``program.ops`` (``None``: the
+            trace has no event of that op, e.g. a tuple or a bitcast that runs no code).
+        program_runs: Program executions the trace holds.
+        device: The device ordinal whose events were read.
+        call_median_s: The cached-call median outside the profiler.
+        profiled_call_median_s: The same under the profiler.
+        agreement: Spearman's rank correlation of the measured time with each static ranking
+            (``flops``, ``bytes``, ``roofline``), over the ops measured; ``None`` where it
+            cannot be computed (too few ops, or no device profile for the roofline).
+    """
+
+    op_seconds: tuple[float | None, ...]
+    program_runs: int
+    device: str
+    call_median_s: float
+    profiled_call_median_s: float
+    agreement: tuple[tuple[str, float | None], ...]
+
+    @property
+    def total_s(self) -> float:
+        """Summed measured time of the ops, per program run."""
+        return sum(s for s in self.op_seconds if s is not None)
+
+    @property
+    def coverage(self) -> float | None:
+        """``total_s`` over the cached-call median (overlapping ops can push it above 1)."""
+        return self.total_s / self.call_median_s if self.call_median_s > 0 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +86,8 @@ class CostReport:
     user_code: UserCode | None = None
     #: ``program.flags`` grouped by kind and reason.
     flag_groups: tuple[FlagGroup, ...] = ()
+    #: Measured time per op (``--measure``); ``None`` when not measured (reason in unavailable).
+    measured: MeasuredCost | None = None
 
     @property
     def xla(self) -> CostSummary | None:
@@ -92,9 +133,11 @@ def build_cost_report(
     sort: str,
     profile: DeviceProfile | None,
     user_code: UserCode | None = None,
+    op_times: OpTimes | None = None,
 ) -> CostReport:
-    """Sort, group and place ``program`` on ``profile``'s roofline."""
-    ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile)))
+    """Sort, group and place ``program`` on ``profile``'s roofline; join ``op_times``."""
+    measured = {} if op_times is None else op_times.seconds
+    ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile, measured)))
     program = ProgramCost(ops, program.loops, program.flags, program.partitions)
     op_points = tuple(_op_point(op, profile) for op in ops)
     peak = None if source.memory is None else estimate_peak(source.memory)
@@ -120,6 +163,32 @@ def build_cost_report(
         unavailable=_reasons(source, profile, peak, fit),
         user_code=user_code,
         flag_groups=group_flags(program.flags),
+        measured=None if op_times is None else _measured(ops, op_points, op_times),
+    )
+
+
+def _measured(
+    ops: tuple[OpCost, ...], points: tuple[RooflinePoint | None, ...], times: OpTimes
+) -> MeasuredCost:
+    seconds = tuple(times.seconds.get(op.name) for op in ops)
+    measured = [(op, s, p) for op, s, p in zip(ops, seconds, points, strict=True) if s]
+    static = {
+        "flops": [(s, op.total.flops if op.total else None) for op, s, _ in measured],
+        "bytes": [(s, op.total.bytes_accessed if op.total else None) for op, s, _ in measured],
+        "roofline": [(s, p.time_s if p is not None else None) for _, s, p in measured],
+    }
+    agreement = []
+    for name, pairs in static.items():
+        known = [(s, v) for s, v in pairs if v is not None]
+        rho = spearman([v for _, v in known], [s for s, _ in known]) if known else None
+        agreement.append((name, rho))
+    return MeasuredCost(
+        op_seconds=seconds,
+        program_runs=times.program_runs,
+        device=times.device,
+        call_median_s=times.call_median_s,
+        profiled_call_median_s=times.profiled_call_median_s,
+        agreement=tuple(agreement),
     )
 
 
@@ -158,7 +227,11 @@ def _program_point(program: ProgramCost, profile: DeviceProfile | None) -> Roofl
     return roofline_point(total.flops, total.bytes_accessed, dtype, profile)
 
 
-def _sort_value(op: OpCost, sort: str, profile: DeviceProfile | None) -> tuple[float, ...]:
+def _sort_value(
+    op: OpCost, sort: str, profile: DeviceProfile | None, measured: dict[str, float]
+) -> tuple[float, ...]:
+    if sort == "measured":
+        return (0, -measured.get(op.name, -1.0), 0.0)
     total = op.total
     if total is None:  # uncounted ops first: they are where the figures are unknown
         return (0, 0.0, 0.0)

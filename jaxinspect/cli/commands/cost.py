@@ -46,6 +46,7 @@ class SortKey(enum.StrEnum):
     BYTES = "bytes"
     TRANSCENDENTALS = "transcendentals"
     TIME = "time"
+    MEASURED = "measured"
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +94,17 @@ def cost(
             "its innermost line. Default: the target's folder.",
         ),
     ] = None,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure",
+            help="Run the program under JAX's profiler: time per op beside its FLOPs and "
+            "bytes, and how well each static ranking agrees with the measurement.",
+        ),
+    ] = False,
+    measure_runs: Annotated[
+        int, typer.Option(min=1, help="Program runs timed under the profiler (--measure).")
+    ] = 20,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -104,8 +116,11 @@ def cost(
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
+        if sort is SortKey.MEASURED and not measure:
+            raise UsageError("--sort measured needs --measure")
         spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
-        report = _analyse(target, spec, backend, sort.value, profile, user_code)
+        runs = measure_runs if measure else None
+        report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json
 
@@ -134,6 +149,7 @@ def _analyse(
     sort: str,
     profile: "DeviceProfile | None",
     user_code: list[str] | None = None,
+    measure_runs: int | None = None,
 ) -> "CostReport":
     from dataclasses import replace
 
@@ -141,6 +157,7 @@ def _analyse(
 
     from jaxinspect.cost.analysis import analyse_compiled
     from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.cost.profiled import measure_program
     from jaxinspect.inputs.target import load_target
     from jaxinspect.pipeline import analyses as collect
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
@@ -155,5 +172,10 @@ def _analyse(
         program = analyse_compiled(artifacts.compiled, user=user)
         reasons = [r for r in source.unavailable if r[0] != "cost"]
         summary = collect.collect_cost(artifacts.compiled, reasons, program)
+        op_times = None
+        if measure_runs is not None:
+            op_times = measure_program(artifacts, measure_runs, reasons)
+        else:
+            reasons.append(("cost.measured", "--measure not given"))
     source = replace(source, cost=summary, unavailable=tuple(reasons))
-    return build_cost_report(source, program, sort, profile, user)
+    return build_cost_report(source, program, sort, profile, user, op_times)

@@ -22,11 +22,12 @@ from jaxinspect.renderers.cost.tables import (
 )
 from jaxinspect.renderers.fit import Col
 from jaxinspect.renderers.stages.console import run_header
-from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+from jaxinspect.renderers.units import format_bytes, format_count, format_rate, format_seconds
 
 if TYPE_CHECKING:
     from jaxinspect.cost.aggregate import CostGroup
     from jaxinspect.cost.roofline import RooflinePoint
+    from jaxinspect.cost.xlacost import XlaCost
     from jaxinspect.reports.cost import CostReport
 
 
@@ -61,7 +62,7 @@ def render_cost(
         groups = {"line": report.by_line, "function": report.by_function}.get(by, report.by_scope)
         parts.append(_group_table(report, by, groups, top))
     parts += [fusion_table(report, detail_top), data_movement_table(report, detail_top)]
-    parts += [roofline_table(report), memory_table(report)]
+    parts += [measured_table(report), roofline_table(report), memory_table(report)]
     collectives = report.source.collectives
     if collectives is not None and collectives.items:
         parts.append(collectives_table(collectives))
@@ -186,6 +187,14 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         Col("%", justify="right"),
         Col("bytes", justify="right", drop=0 if report.sort == "bytes" else 3),
     ]
+    measured = report.measured
+    if measured is not None:
+        # Measured time beside the model; its share and the FLOP/s it achieved go first.
+        columns += [
+            Col("measured", justify="right"),
+            Col("t%", justify="right", drop=3),
+            Col("FLOP/s", justify="right", drop=6),
+        ]
     columns += [Col("transc.", justify="right", drop=7)] if transc else []
     # kind, runs, transc. and flop/B go sooner than the source line wraps under each row.
     columns += [Col("source", kind="prose", drop=1, unwrap_over=5)]
@@ -198,6 +207,9 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
     table = cost_table(f"ops by {report.sort} (loop-aware)", columns)
     whole = report.program.loop_aware.flops
     points = dict(zip(report.program.ops, report.op_roofline, strict=True))
+    times = (
+        {} if measured is None else dict(zip(report.program.ops, measured.op_seconds, strict=True))
+    )
     for op in shown:
         total = op.total
         kind = op.opcode if op.fusion_kind is None else op.fusion_kind
@@ -209,13 +221,58 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
         else:
             share = f"{100 * total.flops / whole:.1f}" if whole else ""
             cells += [format_count(total.flops), share, format_bytes(total.bytes_accessed)]
+        if measured is not None:
+            cells += _measured_cells(times.get(op), total, measured.total_s)
+        if total is not None:
             cells += [format_count(total.transcendentals)] if transc else []
+        elif transc:
+            cells += ["—"]
         cells.append(source_label(op.source, op.created_by_xla))
         if roof:
             cells += _roofline_cells(points[op])
         table.add_row(*cells)
     hidden = len(report.program.ops) - len(rows)
     caption_rest(table, len(rows), top, hidden)
+    return table
+
+
+def _measured_cells(seconds: float | None, total: XlaCost | None, all_s: float) -> list[str]:
+    if not seconds:
+        return ["—", "", ""]
+    share = f"{100 * seconds / all_s:.1f}" if all_s else ""
+    rate = "" if total is None else format_rate(total.flops / seconds, "FLOP/s")
+    return [format_seconds(seconds), share, rate]
+
+
+def measured_table(report: CostReport) -> RenderableType | None:
+    """``--measure``: what the profiler saw, and how each static ranking agrees with it."""
+    measured = report.measured
+    if measured is None:
+        return None
+    table = cost_table(
+        "measured (JAX's profiler; time per op, per program run)",
+        [Col("metric", kind="prose"), Col("value", justify="right"), Col("note", kind="prose")],
+    )
+    coverage = measured.coverage
+    profiled = measured.total_s / measured.profiled_call_median_s
+    table.add_row("program runs traced", str(measured.program_runs), f"device {measured.device}")
+    table.add_row(
+        "cached call (median)", format_seconds(measured.call_median_s), "outside the profiler"
+    )
+    table.add_row(
+        "under the profiler", format_seconds(measured.profiled_call_median_s), "its overhead shows"
+    )
+    table.add_row(
+        "sum of op times",
+        format_seconds(measured.total_s),
+        ("" if coverage is None else f"{100 * coverage:.0f}% of the cached call, ")
+        + f"{100 * profiled:.0f}% of a profiled one",
+    )
+    for name, rho in measured.agreement:
+        label = {"flops": "FLOPs", "bytes": "bytes", "roofline": "roofline time"}[name]
+        why = "needs --device or --peak-*" if name == "roofline" and report.profile is None else ""
+        value = "n/a" if rho is None else f"{rho:.2f}"
+        table.add_row(f"rank agreement: {label}", value, why or "Spearman, over the ops measured")
     return table
 
 

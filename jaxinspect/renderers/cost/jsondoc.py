@@ -84,7 +84,11 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
             "not_counted": list(summary.not_counted),
         },
         "counted_once": _xla(program.counted_once),
-        "ops": [_op(op, p, total) for op, p in zip(program.ops, report.op_roofline, strict=True)],
+        "ops": [
+            _op(op, p, total, _measured_op(report, i, op))
+            for i, (op, p) in enumerate(zip(program.ops, report.op_roofline, strict=True))
+        ],
+        "measured": _measured(report),
         "sort": report.sort,
         "partitions": program.partitions,
         "by_line": [_group(g) for g in report.by_line],
@@ -159,9 +163,43 @@ def _source(loc: SourceLocation | None) -> dict[str, Any] | None:
     return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}
 
 
-def _op(op: OpCost, point: RooflinePoint | None, total: XlaCost) -> dict[str, Any]:
+def _measured(report: CostReport) -> dict[str, Any] | None:
+    measured = report.measured
+    if measured is None:
+        return None
+    return {
+        "program_runs": measured.program_runs,
+        "device": measured.device,
+        "call_median_s": measured.call_median_s,
+        "profiled_call_median_s": measured.profiled_call_median_s,
+        "total_s": measured.total_s,
+        "coverage": measured.coverage,
+        "rank_agreement": dict(measured.agreement),
+    }
+
+
+def _measured_op(report: CostReport, index: int, op: OpCost) -> dict[str, Any]:
+    """``measured_s`` (null unless --measure timed it), its share, and achieved rates."""
+    measured = report.measured
+    seconds = None if measured is None else measured.op_seconds[index]
+    cost = op.total
+    total = None if measured is None else measured.total_s
+    return {
+        "measured_s": seconds,
+        "measured_share": None if not seconds or not total else seconds / total,
+        "achieved_flops_per_s": None if not seconds or cost is None else cost.flops / seconds,
+        "achieved_bytes_per_s": None
+        if not seconds or cost is None
+        else cost.bytes_accessed / seconds,
+    }
+
+
+def _op(
+    op: OpCost, point: RooflinePoint | None, total: XlaCost, measured: dict[str, Any]
+) -> dict[str, Any]:
     cost = op.total
     return {
+        **measured,
         "name": op.name,
         "computation": op.computation,
         "opcode": op.opcode,

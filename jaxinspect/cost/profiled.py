@@ -1,0 +1,144 @@
+"""Measured time per op: the compiled program run under JAX's profiler, joined to its HLO.
+
+``jax.profiler.trace(..., create_perfetto_trace=True)`` writes a Perfetto trace whose complete
+events (``ph == "X"``) carry ``args.hlo_module`` and ``args.hlo_op``: the optimized module's
+name and the instruction (a fusion, a custom call, a copy) that ran, once per execution, per
+device. The standard library reads it (gzip + json): no new dependency.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jaxinspect.pipeline.execute import time_calls
+from jaxinspect.pipeline.timing.calls import CallInputs
+
+
+@dataclass(frozen=True, slots=True)
+class OpTimes:
+    """Seconds per program run of each instruction that the trace timed (on one device).
+
+    Attributes:
+        seconds: Instruction name -> mean seconds per program run (loop bodies: every trip).
+        program_runs: Executions of the module the trace holds (of the calls made under it).
+        device: The device ordinal whose events were read (a sharded run has one per device).
+        call_median_s: Median cached call outside the profiler: what the measured ops add up to.
+        profiled_call_median_s: Median cached call under the profiler (its overhead shows).
+    """
+
+    seconds: dict[str, float]
+    program_runs: int
+    device: str
+    call_median_s: float
+    profiled_call_median_s: float
+
+    @property
+    def total_s(self) -> float:
+        """Measured op time of one program run, summed."""
+        return sum(self.seconds.values())
+
+    @property
+    def coverage(self) -> float:
+        """Summed op time over the cached-call median (threads may overlap ops: above 1)."""
+        return self.total_s / self.call_median_s if self.call_median_s > 0 else 0.0
+
+
+class NoOpEvents(Exception):
+    """The trace has no per-op events of the module (a backend whose trace does not name
+    HLO ops); the reason is the message."""
+
+
+def measure_op_times(
+    compiled: Any, inputs: CallInputs, *, module_name: str, runs: int, target: str
+) -> OpTimes:
+    """Call ``compiled`` ``runs`` times outside, then ``runs`` times under, the profiler.
+
+    The calls outside come first: they warm the executable and give the reference median.
+
+    Raises:
+        NoOpEvents: The trace names no instruction of ``module_name``.
+        StageError: The executable raised.
+    """
+    import jax
+
+    _, plain = time_calls(compiled, inputs, runs=runs, target=target)
+    folder = Path(tempfile.mkdtemp(prefix="jaxinspect-profile-"))
+    try:
+        with jax.profiler.trace(str(folder), create_perfetto_trace=True):
+            _, profiled = time_calls(compiled, inputs, runs=runs, target=target)
+        events = _read_events(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    seconds, program_runs, device = op_seconds(events, module_name)
+    return OpTimes(seconds, program_runs, device, plain.median_s, profiled.median_s)
+
+
+def _read_events(folder: Path) -> list[dict[str, Any]]:
+    traces = sorted(folder.glob("plugins/profile/*/perfetto_trace.json.gz"))
+    if not traces:
+        raise NoOpEvents("the profiler wrote no Perfetto trace")
+    with gzip.open(traces[-1], "rt", encoding="utf-8") as handle:
+        document = json.load(handle)
+    events = document.get("traceEvents", []) if isinstance(document, dict) else document
+    return [e for e in events if isinstance(e, dict)]
+
+
+def op_seconds(events: list[dict[str, Any]], module_name: str) -> tuple[dict[str, float], int, str]:
+    """Mean seconds per program run of each op of ``module_name``, on its first device.
+
+    Raises:
+        NoOpEvents: No complete event names an op of the module.
+    """
+    by_device: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for event in events:
+        args = event.get("args") or {}
+        if event.get("ph") == "X" and args.get("hlo_module") == module_name and "hlo_op" in args:
+            by_device[str(args.get("device_ordinal", "0"))].append(event)
+    if not by_device:
+        raise NoOpEvents(f"the trace has no per-op events of {module_name} on this backend")
+    device = min(by_device, key=lambda d: (len(d), d))
+    chosen = by_device[device]
+    program_runs = len({str((e.get("args") or {}).get("run_id")) for e in chosen}) or 1
+    totals: dict[str, float] = defaultdict(float)
+    for event in chosen:
+        totals[event["args"]["hlo_op"]] += float(event.get("dur", 0.0)) * 1e-6
+    return {op: total / program_runs for op, total in totals.items()}, program_runs, device
+
+
+def measure_program(artifacts: Any, runs: int, reasons: list[tuple[str, str]]) -> OpTimes | None:
+    """Measured op times of an inspected run's executable, or ``None`` with the reason.
+
+    The inputs are the run's own seeded inputs (``PreparedCall.concrete_inputs``); nothing is
+    compiled again.
+
+    Raises:
+        StageError: The executable raised.
+    """
+    from jaxinspect import jaxapi
+    from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
+    from jaxinspect.pipeline.timing.calls import split_donated
+
+    call, compiled = artifacts.call, artifacts.compiled
+    why = None
+    if compiled is None or call is None:
+        why = "the program was not compiled"
+    elif call.placement.topology is not None:
+        why = f"compiled for the TPU slice {call.placement.topology}; nothing runs here"
+    if why is not None:
+        reasons.append(("cost.measured", why))
+        return None
+    args, kwargs = call.concrete_inputs(0, DEFAULT_MAX_INPUT_BYTES)
+    inputs = split_donated(call.plan, args, kwargs)
+    name = jaxapi.optimized_hlo_module(compiled, "the measured op times").name
+    try:
+        return measure_op_times(compiled, inputs, module_name=name, runs=runs, target=call.target)
+    except NoOpEvents as exc:
+        reasons.append(("cost.measured", str(exc)))
+        return None
