@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from jaxinspect.errors import UsageError
+from jaxinspect.htmlreport.write import write_atomically
 from jaxinspect.reports.bench import (
     COLD_PHASES,
     BenchReport,
@@ -121,20 +120,7 @@ def save_baseline(path: Path, document: dict[str, Any]) -> None:
         UsageError: The file cannot be written.
     """
     data = json.dumps(document, indent=2, sort_keys=True) + "\n"
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(staging, path)
-        except BaseException:
-            Path(staging).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise UsageError(f"cannot write the baseline {path}: {exc.strerror or exc}") from exc
+    write_atomically(path, data, what="the baseline")
 
 
 def load_baseline(path: Path) -> dict[str, Any]:

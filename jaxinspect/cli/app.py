@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "recompile": "recompile",
     "spec": "spec",
     "topologies": "topologies",
+    "report": "html_report",
     "memory": "memory",
     "passes": "passes",
 }

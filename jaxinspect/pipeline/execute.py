@@ -67,4 +67,5 @@ def time_calls(
         min_s=min(samples),
         max_s=max(samples),
         runs=len(samples),
+        samples=tuple(samples),
     )

@@ -122,6 +122,8 @@ class CallTimings:
     min_s: float
     max_s: float
     runs: int
+    #: Every call's seconds, in order (for a histogram; the JSON keeps the statistics).
+    samples: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

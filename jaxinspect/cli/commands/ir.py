@@ -6,6 +6,7 @@ no execution), built by one factory and differing only in the stage they print.
 
 import sys
 from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -25,6 +26,7 @@ from jaxinspect.cli.options import (
     errors_to_exit_codes,
     load_cli_spec,
 )
+from jaxinspect.errors import UsageError
 from jaxinspect.reports.sections import IR_STAGES
 
 _TITLES = dict(zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True))
@@ -34,6 +36,16 @@ def register(app: typer.Typer) -> None:
     """Add ``jaxpr``, ``stablehlo`` and ``hlo`` to ``app``."""
     for name, title in _TITLES.items():
         app.command(name=name)(_single_stage_command(name, title))
+
+
+def _stablehlo_with_locations(target: str, spec: Any, options: Any) -> str:
+    """The lowered module printed with ``loc(...)``: JAX's name scopes and source lines."""
+    from jaxinspect.inputs.target import load_target
+    from jaxinspect.pipeline.inspection import run_inspection
+
+    _, artifacts = run_inspection(load_target(target), spec, options)
+    assert artifacts.lowered is not None  # the stablehlo stage runs the pipeline to lower
+    return str(artifacts.lowered.as_text(debug_info=True))
 
 
 def _single_stage_command(name: str, title: str) -> Callable[..., None]:
@@ -47,6 +59,13 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         mesh: MeshOpt = None,
         devices: DevicesOpt = None,
         topology: TopologyOpt = None,
+        debug_info: Annotated[
+            bool,
+            typer.Option(
+                "--debug-info",
+                help="stablehlo only: print loc(...) source locations, for Model Explorer.",
+            ),
+        ] = False,
         debug: DebugOpt = False,
     ) -> None:
         with errors_to_exit_codes(debug):
@@ -58,11 +77,17 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
                 execute=False,
                 transforms=parse_transform_options(transform),
             )
+            if debug_info and name != "stablehlo":
+                raise UsageError("--debug-info is for `jaxinspect stablehlo`")
             spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
-            report = inspect_with_status(target, spec, options)
-            stage = report.stage(name)
-            assert stage is not None  # the pipeline ran up to this stage or raised
-            sys.stdout.write(stage.text if stage.text.endswith("\n") else stage.text + "\n")
+            if debug_info:
+                text = _stablehlo_with_locations(target, spec, options)
+            else:
+                report = inspect_with_status(target, spec, options)
+                stage = report.stage(name)
+                assert stage is not None  # the pipeline ran up to this stage or raised
+                text = stage.text
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
     command.__doc__ = f"Print the {title} of TARGET as plain text (pipeable)."
     return command

@@ -1,0 +1,1 @@
+"""The self-contained HTML report (`jaxinspect report`): data assembly, graph layout, charts."""

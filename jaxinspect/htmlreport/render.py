@@ -1,0 +1,379 @@
+"""``ReportData`` as one self-contained HTML file: inline style, inline script, inline SVG.
+
+Nothing is fetched: no external script, style, font or image (a test opens the file in a
+browser with every network request failing). Texts are escaped; the data the script needs
+(op details) is embedded as JSON in a ``<script type="application/json">`` element.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
+from jaxinspect.htmlreport.data import MAX_TEXT_CHARS, ReportData
+from jaxinspect.renderers.cost.tables import source_label
+from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
+
+_ASSETS = Path(__file__).with_name("assets")
+
+
+def render_html(data: ReportData) -> str:
+    """The report page."""
+    src = data.source
+    sections = [
+        ("summary", "Summary", _summary(data)),
+        ("graph", "Graph of the entry computation", _graph(data)),
+        ("cost", "Cost per op", _cost_tables(data)),
+        ("roofline", "Roofline", _roofline(data)),
+        ("latency", "Latency", _latency(data)),
+        ("memory", "Memory at the peak", _memory(data)),
+        ("passes", "XLA passes", _passes(data)),
+        ("stages", "Stage texts", _stages(data)),
+    ]
+    if src.collectives is not None and src.collectives.items:
+        sections.insert(3, ("collectives", "Collectives", _collectives(data)))
+    nav = " · ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections)
+    body = "".join(
+        f'<section id="{key}"><details open><summary><h2>{escape(title)}</h2></summary>'
+        f"{html}</details></section>"
+        for key, title, html in sections
+    )
+    ops = json.dumps(_op_details(data), sort_keys=True).replace("</", "<\\/")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>jaxinspect report: {escape(src.target)}</title>"
+        f"<style>{(_ASSETS / 'report.css').read_text()}</style></head><body>"
+        f"<header><h1>jaxinspect report</h1>{_header(data)}<nav>{nav}</nav></header>"
+        f'<aside id="details" hidden><button id="close" type="button">×</button>'
+        f'<div id="details-body"></div></aside>'
+        f"<main>{body}</main>"
+        f'<script type="application/json" id="ops">{ops}</script>'
+        f"<script>{(_ASSETS / 'report.js').read_text()}</script></body></html>\n"
+    )
+
+
+def _header(data: ReportData) -> str:
+    src = data.source
+    rows = [
+        ("target", src.target),
+        ("compiled", src.composition or src.function_name),
+        ("devices", f"{len(src.devices)} × {src.device_kind} ({src.backend})"),
+        ("jax / jaxlib", f"{src.jax_version} / {src.jaxlib_version}"),
+    ]
+    if src.topology:
+        rows.append(("topology", f"{src.topology} (compiled here, not run)"))
+    if src.mesh:
+        rows.append(("mesh", " × ".join(f"{k}={v}" for k, v in src.mesh)))
+    return _kv(rows)
+
+
+def _summary(data: ReportData) -> str:
+    src = data.source
+    cost, memory, t = src.cost, src.memory, src.timings
+    cards = [
+        ("FLOPs", "—" if cost is None or cost.flops is None else format_count(cost.flops)),
+        (
+            "bytes accessed",
+            "—"
+            if cost is None or cost.bytes_accessed is None
+            else format_bytes(cost.bytes_accessed),
+        ),
+        (
+            "peak memory",
+            "—"
+            if data.memory is None or data.memory.peak is None
+            else format_bytes(data.memory.peak.peak_bytes),
+        ),
+        ("compile", "—" if t.compile_s is None else format_seconds(t.compile_s)),
+        (
+            "cached call",
+            "—" if t.cached_call is None else format_seconds(t.cached_call.median_s),
+        ),
+    ]
+    if memory is not None and memory.capacity_bytes is not None:
+        fits = "fits" if memory.fits else "does not fit"
+        cards.append(("device memory", f"{format_bytes(memory.capacity_bytes)} ({fits})"))
+    html = '<div class="cards">' + "".join(
+        f'<div class="card"><div class="v">{escape(v)}</div><div class="k">{escape(k)}</div></div>'
+        for k, v in cards
+    )
+    html += '</div><p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
+    notes = [f"{path}: {why}" for path, why in (*src.unavailable, *data.unavailable)]
+    if notes:
+        html += "<details><summary>Values not available, and why</summary><ul>"
+        html += "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></details>"
+    return html
+
+
+def _graph(data: ReportData) -> str:
+    graph = data.graph
+    by = f"node size: {graph.weighted_by}" if graph.weighted_by else ""
+    return (
+        f'<p class="note">{len(graph.nodes)} instructions of the ENTRY computation, operands '
+        f"above their users; {escape(by)}. Click a node for its jaxpr equation and source "
+        f'line.</p><div class="scroll">{graph_svg(graph)}</div>'
+    )
+
+
+def _cost_tables(data: ReportData) -> str:
+    cost = data.cost
+    measured = cost.measured
+    times = (
+        {} if measured is None else dict(zip(cost.program.ops, measured.op_seconds, strict=True))
+    )
+    head = ["op", "kind", "shape", "runs", "FLOPs", "bytes", "source"]
+    head += ["measured"] if measured is not None else []
+    rows = []
+    for op in cost.costly_ops:
+        total = op.total
+        kind = op.opcode if op.fusion_kind is None else op.fusion_kind
+        cells: list[tuple[str, float | str]] = [
+            (op.name, op.name),
+            (kind, kind),
+            (op.shape, op.shape),
+            (str(op.runs), op.runs),
+            ("not counted", -1) if total is None else (format_count(total.flops), total.flops),
+            ("—", -1)
+            if total is None
+            else (format_bytes(total.bytes_accessed), total.bytes_accessed),
+            (
+                source_label(op.source, op.created_by_xla),
+                source_label(op.source, op.created_by_xla),
+            ),
+        ]
+        if measured is not None:
+            seconds = times.get(op)
+            cells.append(("—", -1) if not seconds else (format_seconds(seconds), seconds))
+        rows.append((op.name, cells))
+    html = _table(head, rows, "ops")
+    lines = [
+        (
+            None,
+            [
+                (g.key, g.key),
+                (format_count(g.flops), g.flops),
+                (format_bytes(g.bytes_accessed), g.bytes_accessed),
+                (str(g.ops), g.ops),
+            ],
+        )
+        for g in cost.by_line
+    ]
+    html += "<h3>By source line</h3>" + _table(["line", "FLOPs", "bytes", "ops"], lines, "lines")
+    if measured is not None:
+        agreement = ", ".join(
+            f"{name} {'n/a' if rho is None else f'{rho:.2f}'}" for name, rho in measured.agreement
+        )
+        html += (
+            f'<p class="note">Measured under JAX\'s profiler ({measured.program_runs} runs); '
+            f"rank agreement with the measurement (Spearman): {escape(agreement)}.</p>"
+        )
+    return html
+
+
+def _collectives(data: ReportData) -> str:
+    summary = data.source.collectives
+    assert summary is not None
+    rows = [
+        (
+            None,
+            [
+                (c.op, c.op),
+                (str(c.count), c.count),
+                (format_bytes(c.bytes), c.bytes),
+                (",".join(c.axes or ()) or "?", ",".join(c.axes or ())),
+                (c.groups, c.groups),
+            ],
+        )
+        for c in summary.items
+    ]
+    return _table(["collective", "count", "bytes/device", "axes", "groups"], rows, "coll")
+
+
+def _roofline(data: ReportData) -> str:
+    cost = data.cost
+    profile = cost.profile
+    if profile is None:
+        return '<p class="note">Give <code>--device NAME</code> (e.g. h100) for the roofline.</p>'
+    peak, _ = profile.peak_for("f32")
+    measured = cost.measured
+    points = []
+    for i, (op, point) in enumerate(zip(cost.program.ops, cost.op_roofline, strict=True)):
+        if point is None or op.total is None or point.intensity is None:
+            continue
+        seconds = None if measured is None else measured.op_seconds[i]
+        speed = op.total.flops / seconds if seconds else op.total.flops / point.time_s
+        points.append((op.name, point.intensity, speed))
+    what = "measured FLOP/s" if measured is not None else "the model's FLOP/s (on the roof)"
+    note = f"{profile.name}: ops at {what}"
+    return roofline_svg(points, peak, profile.bandwidth_bytes_s, note)
+
+
+def _latency(data: ReportData) -> str:
+    t = data.source.timings
+    rows = [
+        ("trace", t.trace_s),
+        ("lower", t.lower_s),
+        ("compile", t.compile_s),
+        ("first call", t.first_call_s),
+        ("cached call (median)", None if t.cached_call is None else t.cached_call.median_s),
+    ]
+    html = _kv([(k, "n/a" if v is None else format_seconds(v)) for k, v in rows])
+    if t.cached_call is not None:
+        html += histogram_svg(t.cached_call.samples)
+    else:
+        html += f'<p class="note">{escape(data.source.reason("timings.cached_call_s") or "")}</p>'
+    return html
+
+
+def _memory(data: ReportData) -> str:
+    report = data.memory
+    if report is None or report.peak is None:
+        why = "" if report is None else "; ".join(w for _, w in report.unavailable)
+        return f'<p class="note">No buffer assignment: {escape(why)}</p>'
+    peak = report.peak
+    steps = [(p.step, p.live_bytes, p.instruction) for p in peak.timeline]
+    html = timeline_svg(steps, peak.peak_step)
+    rows = [
+        (
+            b.instruction,
+            [
+                (b.instruction, b.instruction),
+                (b.kind, b.kind),
+                (b.shape, b.shape),
+                (format_bytes(b.bytes), b.bytes),
+                (
+                    source_label(b.source, b.created_by_xla),
+                    source_label(b.source, b.created_by_xla),
+                ),
+            ],
+        )
+        for b in peak.buffers
+    ]
+    html += (
+        f"<h3>Buffers live at the peak ({format_bytes(peak.peak_bytes)}, step "
+        f"{peak.peak_step}, {escape(peak.peak_instruction)})</h3>"
+    )
+    return html + _table(["buffer", "kind", "shape", "bytes", "source"], rows, "peak")
+
+
+def _passes(data: ReportData) -> str:
+    report = data.passes
+    if report is None or report.steps is None:
+        why = "" if report is None else "; ".join(w for _, w in report.unavailable)
+        return f'<p class="note">No pass dump: {escape(why)}</p>'
+    rows = [
+        (
+            None,
+            [
+                (str(s.index), s.index),
+                (s.pipeline, s.pipeline),
+                (s.name, s.name),
+                ("" if s.ops_before is None else str(s.ops_before), s.ops_before or 0),
+                ("" if s.ops_after is None else str(s.ops_after), s.ops_after or 0),
+                (f"+{s.lines_added} −{s.lines_removed}", s.lines_added + s.lines_removed),
+            ],
+        )
+        for s in report.steps
+        if s.changed
+    ]
+    total = report.totals
+    head = (
+        f'<p class="note">{total.changed} of {total.steps} steps changed the module '
+        f"({escape(report.module)}); <code>jaxinspect passes --diff N</code> shows one.</p>"
+    )
+    return head + _table(
+        ["#", "pipeline", "pass", "ops before", "ops after", "lines"], rows, "passes"
+    )
+
+
+def _stages(data: ReportData) -> str:
+    texts = [("jaxpr", "jaxpr"), ("stablehlo", "StableHLO"), ("hlo", "optimized HLO")]
+    html = ""
+    for name, title in texts:
+        stage = data.source.stage(name)
+        if stage is None:
+            continue
+        text = data.stablehlo_debug if name == "stablehlo" and data.stablehlo_debug else stage.text
+        cut = len(text) > MAX_TEXT_CHARS
+        shown = text[:MAX_TEXT_CHARS]
+        extra = ""
+        if name == "stablehlo":
+            extra = (
+                ' <a class="download" href="#" data-pre="pre-stablehlo" download="module.mlir">'
+                "download with locations (Model Explorer)</a>"
+            )
+        html += (
+            f'<details class="stage" open><summary>{escape(title)} ({stage.line_count} lines)'
+            f"</summary>"
+            f'<input class="search" type="search" placeholder="search {escape(title)}" '
+            f'data-pre="pre-{name}">{extra} <span class="hits"></span>'
+            + (f'<p class="note">Cut at {MAX_TEXT_CHARS:,} characters.</p>' if cut else "")
+            + f'<pre id="pre-{name}" class="ir">{_highlight(shown)}</pre></details>'
+        )
+    return html
+
+
+_TOKEN = re.compile(r"(%[\w.\-]+|\b(?:[fsu]\d+|bf16|pred|c64|c128)\[[\d,]*\])")
+
+
+def _highlight(text: str) -> str:
+    out = []
+    for line in text.splitlines():
+        escaped = escape(line)
+        out.append(
+            '<span class="ln">'
+            + _TOKEN.sub(lambda m: f'<span class="t">{m.group(0)}</span>', escaped)
+            + "</span>"
+        )
+    return "\n".join(out)
+
+
+def _op_details(data: ReportData) -> dict[str, dict[str, Any]]:
+    details: dict[str, dict[str, Any]] = {}
+    for node in data.graph.nodes:
+        details[node.name] = {
+            "opcode": node.opcode,
+            "shape": node.shape,
+            "jaxpr": node.op_name,
+            "source": node.source,
+        }
+    measured = data.cost.measured
+    for i, op in enumerate(data.cost.program.ops):
+        entry = details.setdefault(op.name, {"opcode": op.opcode, "shape": op.shape})
+        entry["jaxpr"] = entry.get("jaxpr") or op.op_name
+        if op.source is not None and not entry.get("source"):
+            entry["source"] = f"{op.source.file}:{op.source.line} {op.source.function}"
+        if op.total is not None:
+            entry["flops"] = format_count(op.total.flops)
+            entry["bytes"] = format_bytes(op.total.bytes_accessed)
+        if measured is not None and measured.op_seconds[i]:
+            entry["measured"] = format_seconds(measured.op_seconds[i] or 0.0)
+    return details
+
+
+def _table(
+    head: list[str], rows: Sequence[tuple[str | None, Sequence[tuple[str, Any]]]], name: str
+) -> str:
+    ths = "".join(f'<th data-col="{i}">{escape(h)}</th>' for i, h in enumerate(head))
+    trs = []
+    for op, cells in rows:
+        attr = f' data-op="{escape(op)}"' if op else ""
+        tds = "".join(f'<td data-v="{escape(str(v))}">{escape(text)}</td>' for text, v in cells)
+        trs.append(f"<tr{attr}>{tds}</tr>")
+    return (
+        f'<div class="scroll"><table class="sortable" id="t-{name}"><thead><tr>{ths}</tr>'
+        f"</thead><tbody>{''.join(trs)}</tbody></table></div>"
+    )
+
+
+def _kv(rows: list[tuple[str, str]]) -> str:
+    return (
+        '<table class="kv">'
+        + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+        + "</table>"
+    )

@@ -1,0 +1,132 @@
+"""`jaxinspect report`: one self-contained HTML file from one compilation (no browser here;
+tests/test_report_browser.py opens it in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jax import monitoring
+
+from conftest import SAMPLES
+
+_compiles: list[str] = []
+
+
+def _on_duration(name: str, _secs: float, **kwargs: object) -> None:
+    if name == "/jax/core/compile/backend_compile_duration":
+        _compiles.append(str(kwargs.get("fun_name")))
+
+
+monitoring.register_event_duration_secs_listener(_on_duration)
+
+TRANSFORMER = (f"{SAMPLES / 'transformer.py'}:block", "-s", SAMPLES / "transformer.yaml")
+
+
+def _write(run_cli: Callable[..., Any], out: Path, *args: Any) -> str:
+    result = run_cli("report", *args, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert f"wrote {out}" in result.stderr and result.stdout == ""
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_file_loads_nothing_from_anywhere(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    _compiles.clear()
+    html = _write(run_cli, tmp_path / "r.html", *TRANSFORMER, "--device", "epyc-9654")
+    assert _compiles == ["jit(block)"]  # one compilation for every section
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    for section in (
+        "summary",
+        "graph",
+        "cost",
+        "roofline",
+        "latency",
+        "memory",
+        "passes",
+        "stages",
+    ):
+        assert f'<section id="{section}">' in html
+    assert "loc(" in html  # the StableHLO keeps its source locations
+
+
+def test_the_graph_has_one_node_per_entry_instruction(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    html = _write(run_cli, tmp_path / "r.html", *TRANSFORMER)
+    nodes = re.findall(r'<g class="node [^"]*" data-op="([^"]+)"', html)
+    # Independently: the ENTRY computation of the optimized HLO, as JAX prints it.
+    from jaxinspect.inputs.spec import load_spec
+    from jaxinspect.inputs.target import load_target
+    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+
+    options = InspectOptions(sections=("hlo",), execute=False)
+    _, art = run_inspection(load_target(TRANSFORMER[0]), load_spec(TRANSFORMER[2]), options)
+    text = art.compiled.as_text()
+    body = text[text.index("ENTRY") :]
+    body = body[: body.index("\n}")]
+    expected = re.findall(r"^\s+(?:ROOT )?%?([\w.\-]+) = ", body, re.MULTILINE)
+    assert sorted(nodes) == sorted(expected)
+    embedded = re.search(r'<script type="application/json" id="ops">(.*?)</script>', html, re.S)
+    assert embedded is not None
+    details = json.loads(embedded.group(1))
+    assert all(name in details for name in nodes)
+
+
+def test_measured_twelve_layers_stays_under_5_mb(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    html = _write(
+        run_cli,
+        tmp_path / "r12.html",
+        f"{SAMPLES / 'transformer_stack.py'}:stack",
+        "-s",
+        SAMPLES / "transformer_stack.yaml",
+        "--measure",
+    )
+    assert len(html.encode()) < 5_000_000
+    assert "node size: measured time" in html
+    assert html.count('class="node fusion"') > 100  # twelve blocks' fusions, each a node
+
+
+def test_errors_exit_2_and_write_nothing(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    bad = run_cli("report", f"{SAMPLES / 'mlp.py'}:predict", "--arg", "x=f32[8", "-o", out)
+    assert bad.exit_code == 2 and not out.exists()
+    unknown = run_cli(
+        "report",
+        f"{SAMPLES / 'mlp.py'}:predict",
+        "-s",
+        SAMPLES / "mlp.yaml",
+        "--device",
+        "h1000",
+        "-o",
+        out,
+    )
+    assert unknown.exit_code == 2 and "did you mean" in unknown.stderr and not out.exists()
+    missing = run_cli(
+        "report",
+        f"{SAMPLES / 'mlp.py'}:predict",
+        "-s",
+        SAMPLES / "mlp.yaml",
+        "-o",
+        tmp_path / "no" / "such" / "r.html",
+    )
+    assert missing.exit_code == 2 and "cannot write the report" in missing.stderr
+
+
+def test_stablehlo_debug_info_prints_locations(run_cli: Callable[..., Any]) -> None:
+    mlp = (f"{SAMPLES / 'mlp.py'}:predict", "-s", SAMPLES / "mlp.yaml")
+    plain = run_cli("stablehlo", *mlp).stdout
+    located = run_cli("stablehlo", *mlp, "--debug-info").stdout
+    assert located.count("loc(") > plain.count("loc(")
+    assert 'mlp.py":' in located  # the user's own file and line
+    refused = run_cli("hlo", *mlp, "--debug-info")
+    assert refused.exit_code == 2 and "--debug-info is for `jaxinspect stablehlo`" in refused.stderr
+
+
+def test_help_lists_the_command(run_cli: Callable[..., Any]) -> None:
+    assert "report" in run_cli("--help").stdout

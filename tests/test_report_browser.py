@@ -1,0 +1,132 @@
+"""The HTML report in a real browser: headless Chromium (Debian's `chromium`) driven by
+playwright with the system browser. CI installs both; elsewhere the tests skip, saying why.
+
+Every request other than the file itself (and blob:/data: URLs the page makes) is refused
+and recorded; a screenshot is kept under tests/artifacts/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (a dev extra; CI installs it)"
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium on PATH (CI installs Debian's chromium package)"
+)
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from typer.testing import CliRunner
+
+    from jaxinspect.cli.app import app
+
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    args = [
+        "report",
+        f"{SAMPLES / 'transformer.py'}:block",
+        "-s",
+        str(SAMPLES / "transformer.yaml"),
+        "--device",
+        "epyc-9654",
+        "--measure",
+        "-o",
+        str(out),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(report_file: Path) -> Iterator[Any]:
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.problems = []  # console errors and page errors
+        page.requests = []  # every URL the page asked for
+
+        def route(r: Any) -> None:
+            url = r.request.url
+            page.requests.append(url)
+            if url.startswith(("file:", "data:", "blob:")):
+                r.continue_()
+            else:
+                r.abort()
+
+        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page.problems.append(str(e)))
+        page.route("**/*", route)
+        page.goto(report_file.as_uri())
+        yield page
+        browser.close()
+
+
+def test_every_section_renders(page: Any) -> None:
+    for section in (
+        "summary",
+        "graph",
+        "cost",
+        "roofline",
+        "latency",
+        "memory",
+        "passes",
+        "stages",
+    ):
+        assert page.locator(f"section#{section}").is_visible()
+    assert page.locator("section#latency svg.chart rect.bar").count() > 3
+    assert page.locator("section#memory svg.chart circle.dot.peak").count() == 1
+    assert page.locator("section#roofline svg.chart circle.op").count() > 5
+    assert page.locator("#t-passes tbody tr").count() > 3
+
+
+def test_one_graph_node_per_entry_instruction(page: Any, report_file: Path) -> None:
+    html = report_file.read_text()
+    in_file = len(re.findall(r'<g class="node ', html))
+    assert page.locator("svg.graph g.node").count() == in_file > 20
+
+
+def test_clicking_an_op_shows_its_source_line(page: Any) -> None:
+    page.locator("svg.graph g.node.fusion").first.click()
+    assert page.locator("#details").is_visible()
+    assert re.search(r"transformer\.py:\d+", page.locator("#details dd.f-source-line").inner_text())
+    assert page.locator("#details dd.f-jaxpr-equation").inner_text().startswith("jit(block)")
+    page.locator("#close").click()
+    assert page.locator("#details").is_hidden()
+
+
+def test_tables_sort_and_texts_search(page: Any) -> None:
+    header = page.locator("#t-ops th", has_text="FLOPs")
+    header.click()
+    first = float(
+        page.locator("#t-ops tbody tr").first.locator("td").nth(4).get_attribute("data-v")
+    )
+    values = [
+        float(v)
+        for v in page.locator("#t-ops tbody tr td:nth-child(5)").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-v'))"
+        )
+    ]
+    assert first == max(values)
+    page.locator('input.search[data-pre="pre-hlo"]').fill("fusion")
+    assert page.locator("#pre-hlo .ln.hit").count() > 5
+
+
+def test_no_console_errors_no_network_and_a_screenshot(page: Any) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report.png"))
+    assert page.problems == []
+    assert [u for u in page.requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    print(f"screenshot: {ARTIFACTS / 'report.png'}")
