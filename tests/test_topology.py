@@ -176,18 +176,20 @@ def _split_spec(spec: str, split: str, dim: int) -> Any:
     return out
 
 
+#: The sample's data-parallel step on the four chips of a v5e:2x2, the batch over `data`.
+DP_ON_V5E = (
+    f"{SAMPLES / 'sharded.py'}:train_step",
+    "-s",
+    SAMPLES / "sharded_dp.yaml",
+    "--topology",
+    "v5e:2x2",
+    "--mesh",
+    "data=4",
+)
+
+
 def test_data_parallel_step_on_v5e_has_an_all_reduce(run_cli: Callable[..., Any]) -> None:
-    doc = _json(
-        run_cli,
-        "stages",
-        f"{SAMPLES / 'sharded.py'}:train_step",
-        "-s",
-        SAMPLES / "sharded_dp.yaml",
-        "--topology",
-        "v5e:2x2",
-        "--mesh",
-        "data=4",
-    )
+    doc = _json(run_cli, "stages", *DP_ON_V5E)
     args = {a["path"]: a for a in doc["args"]}
     assert args["x"]["shard_shape"] == [32, 784]
     assert "all-reduce" in json.dumps(doc["stages"]["hlo"]["op_counts"])
@@ -267,17 +269,7 @@ def test_ci_gate_no_new_all_gather_on_v5e(
 
 
 def test_per_op_cost_on_a_slice_adds_up_to_xla_s_own(run_cli: Callable[..., Any]) -> None:
-    doc = _json(
-        run_cli,
-        "cost",
-        f"{SAMPLES / 'sharded.py'}:train_step",
-        "-s",
-        SAMPLES / "sharded_dp.yaml",
-        "--topology",
-        "v5e:2x2",
-        "--mesh",
-        "data=4",
-    )
+    doc = _json(run_cli, "cost", *DP_ON_V5E)
     assert doc["devices"]["kind"] == "TPU v5 lite"
     assert doc["cost"]["loop_aware"]["flops"] == doc["cost"]["flops"]  # the TPU compiler's
     assert sum(op["flops"] or 0 for op in doc["cost"]["ops"]) == pytest.approx(doc["cost"]["flops"])
