@@ -108,6 +108,10 @@ def test_op_times_add_up_to_a_call(measured: dict[str, Any]) -> None:
     # `make bench` prints the figures on a quiet one).
     assert 0.6 < m["total_s"] / m["profiled_call_median_s"] < 1.4
     assert m["coverage"] == pytest.approx(m["total_s"] / m["call_median_s"])
+    assert m["scale"] == pytest.approx(m["call_median_s"] / m["profiled_call_median_s"])
+    assert m["scaled_coverage"] == pytest.approx(m["total_s"] / m["profiled_call_median_s"])
+    op = next(op for op in measured["doc"]["cost"]["ops"] if op["measured_s"])
+    assert op["measured_scaled_s"] == pytest.approx(op["measured_s"] * m["scale"])
 
 
 def test_rank_agreement_and_schema(measured: dict[str, Any]) -> None:

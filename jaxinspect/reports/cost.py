@@ -62,6 +62,14 @@ class MeasuredCost:
         """``total_s`` over the cached-call median (overlapping ops can push it above 1)."""
         return self.total_s / self.call_median_s if self.call_median_s > 0 else None
 
+    @property
+    def scale(self) -> float | None:
+        """The unprofiled call over the profiled one: the profiler slows every op, and times
+        multiplied by this estimate them without it (assuming an even slowdown)."""
+        if self.profiled_call_median_s <= 0:
+            return None
+        return self.call_median_s / self.profiled_call_median_s
+
 
 @dataclass(frozen=True, slots=True)
 class CostReport:

@@ -268,6 +268,12 @@ def measured_table(report: CostReport) -> RenderableType | None:
         ("" if coverage is None else f"{100 * coverage:.0f}% of the cached call, ")
         + f"{100 * profiled:.0f}% of a profiled one",
     )
+    if measured.scale is not None:
+        table.add_row(
+            "sum, without the profiler",
+            format_seconds(measured.total_s * measured.scale),
+            f"jaxinspect's estimate: times x {measured.scale:.2f} (the calls' ratio)",
+        )
     for name, rho in measured.agreement:
         label = {"flops": "FLOPs", "bytes": "bytes", "roofline": "roofline time"}[name]
         why = "needs --device or --peak-*" if name == "roofline" and report.profile is None else ""

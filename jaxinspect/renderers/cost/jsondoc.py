@@ -174,6 +174,10 @@ def _measured(report: CostReport) -> dict[str, Any] | None:
         "profiled_call_median_s": measured.profiled_call_median_s,
         "total_s": measured.total_s,
         "coverage": measured.coverage,
+        "scale": measured.scale,
+        "scaled_coverage": None
+        if measured.scale is None or measured.coverage is None
+        else measured.coverage * measured.scale,
         "rank_agreement": dict(measured.agreement),
     }
 
@@ -184,8 +188,10 @@ def _measured_op(report: CostReport, index: int, op: OpCost) -> dict[str, Any]:
     seconds = None if measured is None else measured.op_seconds[index]
     cost = op.total
     total = None if measured is None else measured.total_s
+    scale = None if measured is None else measured.scale
     return {
         "measured_s": seconds,
+        "measured_scaled_s": None if seconds is None or scale is None else seconds * scale,
         "measured_share": None if not seconds or not total else seconds / total,
         "achieved_flops_per_s": None if not seconds or cost is None else cost.flops / seconds,
         "achieved_bytes_per_s": None
