@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -182,3 +183,21 @@ def test_recompile_names_the_sharding_that_changed(run_cli: Callable[..., Any], 
     second = doc["cases"][1]
     assert second["compiled"] is True
     assert any("data" in json.dumps(change) for change in second["changes"])
+
+
+def test_a_case_sweep_names_the_sharding_that_differs(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    spec = tmp_path / "cases.yaml"
+    spec.write_text(
+        "cases:\n"
+        "  single: {args: {x: 'f32[64,32]', w: 'f32[32,16]'}}\n"
+        "  rows4: {mesh: {data: 4}, args: {x: 'f32[64@data,32]', w: 'f32[32,16]'}}\n"
+    )
+    result = run_cli("stages", f"{SHARDED}:matmul", "-s", spec, "--runs", "2")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "x f32[64,32] P('data')" in out
+    assert "cost and memory figures are per device" in out
+    devices = next(line for line in out.splitlines() if line.startswith("│ devices"))
+    assert [c.strip() for c in devices.split("│")[2:4]] == ["1", "4"]

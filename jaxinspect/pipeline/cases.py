@@ -66,7 +66,9 @@ def _arg_labels(report: InspectionReport) -> dict[str, str]:
             dims = ",".join(str(d) for d in arg.shape or ())
             weak = " weak" if arg.weak_type else ""
             dtype = _SHORT.get(str(arg.dtype), str(arg.dtype))
-            labels[arg.path] = f"{arg.path} {dtype}[{dims}]{weak}"
+            # A sharding differs between cases as much as a shape: P('data') vs one device.
+            placed = f" {arg.sharding}" if arg.sharding else ""
+            labels[arg.path] = f"{arg.path} {dtype}[{dims}]{weak}{placed}"
     return labels
 
 

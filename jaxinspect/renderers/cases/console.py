@@ -17,7 +17,7 @@ _NA = "n/a"
 def render_cases_console(comparison: CaseComparison) -> RenderableType:
     """The cases side by side, one column each; n/a cells have their reasons below.
 
-    Rows: XLA compile seconds, FLOPs and bytes accessed (cost_analysis), argument, output and
+    Rows: devices, XLA compile seconds, FLOPs and bytes accessed (cost_analysis), argument, output and
     temp bytes and JAX's peak (memory_analysis), median cached call; then each case's
     arguments that differ from the other cases. A failed case's cells read ``failed``, and its
     error's first line follows the tables.
@@ -25,6 +25,7 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
     failed = len(comparison.failures)
     title = f"{comparison.composition or comparison.target}: {len(comparison.cases)} cases"
     title += f", {failed} failed" if failed else ""
+    sharded = any(c.report is not None and len(c.report.devices) > 1 for c in comparison.cases)
     # Case names head the columns: they may wrap at spaces, and every case stays.
     table = FitTable(
         [
@@ -32,6 +33,7 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
             *(Col(case.name, justify="right") for case in comparison.cases),
         ],
         title=title,
+        caption="cost and memory figures are per device" if sharded else None,
         boxed=True,
     )
     notes: dict[str, str] = {}
@@ -59,6 +61,7 @@ def render_cases_console(comparison: CaseComparison) -> RenderableType:
 
 
 _ROWS = (
+    "devices",
     "compile",
     "FLOPs",
     "bytes accessed",
@@ -86,6 +89,7 @@ def _cells(case: CaseReport, notes: dict[str, str]) -> list[str]:
     cost, memory, timings = report.cost, report.memory, report.timings
     cached = timings.cached_call
     return [
+        str(len(report.devices)),
         na("timings.compile_s") if timings.compile_s is None else format_seconds(timings.compile_s),
         _count(cost.flops if cost else None, "cost.flops", na),
         _count(cost.bytes_accessed if cost else None, "cost.bytes_accessed", na, nbytes=True),
