@@ -201,3 +201,26 @@ def test_a_case_sweep_names_the_sharding_that_differs(
     assert "cost and memory figures are per device" in out
     devices = next(line for line in out.splitlines() if line.startswith("│ devices"))
     assert [c.strip() for c in devices.split("│")[2:4]] == ["1", "4"]
+
+
+def test_a_topology_without_libtpu_names_the_extra(
+    run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jaxinspect.pipeline.topology as topology
+
+    monkeypatch.setattr(topology, "libtpu_installed", lambda: False)  # as on a bare install
+    result = run_cli(
+        "stages",
+        f"{SHARDED}:matmul",
+        "--arg",
+        "x=f32[8,4]",
+        "--arg",
+        "w=f32[4,2]",
+        "--topology",
+        "v5e:2x2",
+    )
+    assert result.exit_code == 2
+    assert "--topology v5e:2x2: compiling for a TPU slice needs libtpu" in result.stderr
+    assert 'pip install "jaxinspect[tpu]"' in result.stderr
+    listing = run_cli("topologies")
+    assert listing.exit_code == 2 and "jaxinspect[tpu]" in listing.stderr

@@ -119,3 +119,34 @@ def test_a_damaged_stored_snapshot_fails_clearly_and_update_rewrites_it(
     pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
     assert summary.read_text() == good
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+SHARDED = """
+import jax.numpy as jnp
+
+
+def matmul(x, w):
+    return x @ w
+
+
+def test_sharded(jaxinspect_snapshot):
+    jaxinspect_snapshot(
+        matmul,
+        {"mesh": {"data": 4, "model": 2}, "args": {"x": "f32[256@data,512@model]", "w": "W"}},
+        fail_on="new-op:all-gather",
+    )
+"""
+
+
+def test_the_fixture_snapshots_a_sharded_program(pytester: pytest.Pytester) -> None:
+    """A mesh in the fixture's spec (the test process has 8 CPU devices): a change of
+    sharding that makes the partitioner gather fails the test."""
+    pytester.makepyfile(test_model=SHARDED.replace("W", "f32[512@model,1024]"))
+    pytester.runpytest("--jaxinspect-update").assert_outcomes(passed=1)
+    hlo = next((pytester.path / "__jaxinspect__").rglob("hlo.txt")).read_text()
+    assert "all-reduce" in hlo and "num_partitions=8" in hlo
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.makepyfile(test_model=SHARDED.replace("W", "f32[512,1024@model]"))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*new-op:all-gather*"])
