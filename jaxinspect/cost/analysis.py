@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import ProgramCost, analyse_module
 from jaxinspect.cost.ownership import UserCode, library_prefixes
-from jaxinspect.reports.stages import LoopAwareCost
+from jaxinspect.reports.stages import InspectionReport, LoopAwareCost
+
+if TYPE_CHECKING:
+    from jaxinspect.cost.profiled import OpTimes
+    from jaxinspect.pipeline.stages import StageArtifacts
 
 
 def analyse_compiled(
@@ -44,3 +49,27 @@ def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:
         lower_bound=program.lower_bound,
         not_counted=tuple(f"{f.instruction} ({f.kind})" for f in program.flags),
     )
+
+
+def cost_of_run(
+    source: InspectionReport,
+    artifacts: StageArtifacts,
+    user: UserCode,
+    measure_runs: int | None = None,
+) -> tuple[InspectionReport, ProgramCost, OpTimes | None]:
+    """The per-op analysis of a run inspected without its ``cost`` section, and JAX's cost
+    summary with the loop-aware totals from that one analysis (it is not free: done once);
+    with ``measure_runs``, the executable's op times under the profiler too.
+    """
+    from jaxinspect.cost.profiled import measure_program
+    from jaxinspect.pipeline import analyses as collect
+
+    program = analyse_compiled(artifacts.compiled, user=user)
+    reasons = [r for r in source.unavailable if r[0] != "cost"]
+    summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    op_times = None
+    if measure_runs is not None:
+        op_times = measure_program(artifacts, measure_runs, reasons)
+    else:
+        reasons.append(("cost.measured", "--measure not given"))
+    return replace(source, cost=summary, unavailable=tuple(reasons)), program, op_times

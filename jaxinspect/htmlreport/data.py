@@ -7,7 +7,7 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect import jaxapi
@@ -56,10 +56,8 @@ def build_report_data(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
-    from jaxinspect.cost.analysis import analyse_compiled
+    from jaxinspect.cost.analysis import cost_of_run
     from jaxinspect.cost.memoryrun import build_memory_report
-    from jaxinspect.cost.profiled import measure_program
-    from jaxinspect.pipeline import analyses as collect
     from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.passes import build_passes_report
@@ -73,13 +71,7 @@ def build_report_data(
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)
     compiled = artifacts.compiled
-    program = analyse_compiled(compiled, user=user)
-    reasons = [r for r in source.unavailable if r[0] != "cost"]
-    summary = collect.collect_cost(compiled, reasons, program)
-    op_times = None
-    if measure_runs is not None:
-        op_times = measure_program(artifacts, measure_runs, reasons)
-    source = replace(source, cost=summary, unavailable=tuple(reasons))
+    source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
     cost = build_cost_report(source, program, "flops", profile, user, op_times)
     gaps: list[tuple[str, str]] = []
     memory = _try(

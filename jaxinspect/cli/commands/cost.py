@@ -151,15 +151,11 @@ def _analyse(
     user_code: list[str] | None = None,
     measure_runs: int | None = None,
 ) -> "CostReport":
-    from dataclasses import replace
-
     from rich.console import Console
 
-    from jaxinspect.cost.analysis import analyse_compiled
+    from jaxinspect.cost.analysis import cost_of_run
     from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
-    from jaxinspect.cost.profiled import measure_program
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline import analyses as collect
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.reports.cost import build_cost_report
 
@@ -169,13 +165,5 @@ def _analyse(
     user = resolve_user_code(user_code or [], loaded.source_file)
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         source, artifacts = run_inspection(loaded, spec, options)
-        program = analyse_compiled(artifacts.compiled, user=user)
-        reasons = [r for r in source.unavailable if r[0] != "cost"]
-        summary = collect.collect_cost(artifacts.compiled, reasons, program)
-        op_times = None
-        if measure_runs is not None:
-            op_times = measure_program(artifacts, measure_runs, reasons)
-        else:
-            reasons.append(("cost.measured", "--measure not given"))
-    source = replace(source, cost=summary, unavailable=tuple(reasons))
+        source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
     return build_cost_report(source, program, sort, profile, user, op_times)

@@ -17,8 +17,8 @@ _NA = "n/a"
 def render_cases_console(comparison: CaseComparison) -> RenderableType:
     """The cases side by side, one column each; n/a cells have their reasons below.
 
-    Rows: devices, XLA compile seconds, FLOPs and bytes accessed (cost_analysis), argument, output and
-    temp bytes and JAX's peak (memory_analysis), median cached call; then each case's
+    Rows: devices, XLA compile seconds, FLOPs and bytes accessed (cost_analysis), argument,
+    output and temp bytes and JAX's peak (memory_analysis), median cached call; then each case's
     arguments that differ from the other cases. A failed case's cells read ``failed``, and its
     error's first line follows the tables.
     """
