@@ -56,18 +56,36 @@ class NoOpEvents(Exception):
 
 
 def measure_op_times(
-    compiled: Any, inputs: CallInputs, *, module_name: str, runs: int, target: str
+    compiled: Any,
+    inputs: CallInputs,
+    *,
+    runs: int,
+    target: str,
+    module_name: str | None = None,
 ) -> OpTimes:
     """Call ``compiled`` ``runs`` times outside, then ``runs`` times under, the profiler.
 
-    The calls outside come first: they warm the executable and give the reference median.
+    The entry for any caller holding an executable already (``htmlreport``, a script):
+    nothing is compiled; the calls outside come first, warming the executable and giving
+    the reference median. ``inputs`` is ``CallInputs(args, kwargs, donated_positions,
+    donated_names)`` of concrete arrays (``split_donated`` makes it from a call plan);
+    donated ones are copied afresh for every call.
+
+    Args:
+        module_name: The optimized module's name as the trace gives it; by default read off
+            ``compiled``.
 
     Raises:
-        NoOpEvents: The trace names no instruction of ``module_name``.
+        NoOpEvents: The trace names no instruction of the module.
         StageError: The executable raised.
+        JaxInspectError: JAX gives no optimized module on this backend (``module_name`` unset).
     """
     import jax
 
+    if module_name is None:
+        from jaxinspect import jaxapi
+
+        module_name = jaxapi.optimized_hlo_module(compiled, "the measured op times").name
     _, plain = time_calls(compiled, inputs, runs=runs, target=target)
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-profile-"))
     try:
@@ -76,7 +94,8 @@ def measure_op_times(
         events = _read_events(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    seconds, program_runs, device = op_seconds(events, module_name)
+    # Every call under the profiler runs the program once: the first call and ``runs`` more.
+    seconds, program_runs, device = op_seconds(events, module_name, calls=runs + 1)
     return OpTimes(seconds, program_runs, device, plain.median_s, profiled.median_s)
 
 
@@ -90,8 +109,13 @@ def _read_events(folder: Path) -> list[dict[str, Any]]:
     return [e for e in events if isinstance(e, dict)]
 
 
-def op_seconds(events: list[dict[str, Any]], module_name: str) -> tuple[dict[str, float], int, str]:
+def op_seconds(
+    events: list[dict[str, Any]], module_name: str, *, calls: int | None = None
+) -> tuple[dict[str, float], int, str]:
     """Mean seconds per program run of each op of ``module_name``, on its first device.
+
+    Program runs are the distinct ``args.run_id`` of the events; ``calls`` (the calls made
+    under the profiler) stands in where the events carry none.
 
     Raises:
         NoOpEvents: No complete event names an op of the module.
@@ -105,7 +129,8 @@ def op_seconds(events: list[dict[str, Any]], module_name: str) -> tuple[dict[str
         raise NoOpEvents(f"the trace has no per-op events of {module_name} on this backend")
     device = min(by_device, key=lambda d: (len(d), d))
     chosen = by_device[device]
-    program_runs = len({str((e.get("args") or {}).get("run_id")) for e in chosen}) or 1
+    run_ids = {(e.get("args") or {}).get("run_id") for e in chosen} - {None}
+    program_runs = len(run_ids) or calls or 1
     totals: dict[str, float] = defaultdict(float)
     for event in chosen:
         totals[event["args"]["hlo_op"]] += float(event.get("dur", 0.0)) * 1e-6
@@ -121,7 +146,6 @@ def measure_program(artifacts: Any, runs: int, reasons: list[tuple[str, str]]) -
     Raises:
         StageError: The executable raised.
     """
-    from jaxinspect import jaxapi
     from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
     from jaxinspect.pipeline.timing.calls import split_donated
 
@@ -136,9 +160,8 @@ def measure_program(artifacts: Any, runs: int, reasons: list[tuple[str, str]]) -
         return None
     args, kwargs = call.concrete_inputs(0, DEFAULT_MAX_INPUT_BYTES)
     inputs = split_donated(call.plan, args, kwargs)
-    name = jaxapi.optimized_hlo_module(compiled, "the measured op times").name
     try:
-        return measure_op_times(compiled, inputs, module_name=name, runs=runs, target=call.target)
+        return measure_op_times(compiled, inputs, runs=runs, target=call.target)
     except NoOpEvents as exc:
         reasons.append(("cost.measured", str(exc)))
         return None
