@@ -124,6 +124,7 @@ def test_rank_agreement_and_schema(measured: dict[str, Any]) -> None:
     doc = measured["doc"]
     agreement = doc["cost"]["measured"]["rank_agreement"]
     assert set(agreement) == {"flops", "bytes", "roofline"}
+    assert doc["cost"]["measured"]["roofline_profile"] == "epyc-9654"
     assert all(-1.0 <= v <= 1.0 for v in agreement.values())
     jsonschema.validate(doc, json.loads((SCHEMAS_DIR / "cost.schema.json").read_text()))
 
@@ -243,6 +244,7 @@ def test_mlp_json_joins_the_trace_to_the_optimized_hlo(run_cli: Callable[..., An
     m = doc["cost"]["measured"]
     assert m["program_runs"] == 11
     assert m["rank_agreement"]["roofline"] is None  # no --device: no roofline to rank by
+    assert m["roofline_profile"] is None
     # Within 20 % of the cached call on a quiet machine (`make bench` prints the figure);
     # loose here, for a loaded 2-core one: a unit slip (µs for s) or a per-call total
     # divided by the wrong number of runs is off by far more.
@@ -267,3 +269,32 @@ def test_spearman_with_ties_on_both_sides_by_hand() -> None:
     assert ranks([30, 30, 30, 20, 10]) == [4.0, 4.0, 4.0, 2.0, 1.0]
     rho = spearman([1, 1, 2, 3, 4], [10, 20, 30, 30, 30])
     assert rho == pytest.approx(7.5 / 76**0.5)
+
+
+def test_wide_table_shows_achieved_rates_and_names_the_roofline_profile() -> None:
+    from typer.testing import CliRunner
+
+    from jaxinspect.cli.app import app
+
+    args = ["cost", *map(str, MLP), "--measure", "--measure-runs", "3", "--device", "h100"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "220", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("op ") and "B/s" in line)
+    assert header.split()[:11] == [
+        "op",
+        "kind",
+        "shape",
+        "runs",
+        "flops",
+        "%",
+        "bytes",
+        "measured",
+        "t%",
+        "FLOP/s",
+        "B/s",
+    ]
+    row = next(line for line in lines if line.lstrip().startswith("ynn_fusion.1 "))
+    assert "GFLOP/s" in row and re.search(r"\d [kMGT]?B/s", row)
+    agreement = next(line for line in lines if "rank agreement: roofline" in line)
+    assert agreement.rstrip().endswith("on h100")

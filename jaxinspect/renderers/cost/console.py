@@ -189,11 +189,12 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
     ]
     measured = report.measured
     if measured is not None:
-        # Measured time beside the model; its share and the FLOP/s it achieved go first.
+        # Measured time beside the model; its share and the rates it achieved go first.
         columns += [
             Col("measured", justify="right"),
             Col("t%", justify="right", drop=3),
             Col("FLOP/s", justify="right", drop=6),
+            Col("B/s", justify="right", drop=6),
         ]
     columns += [Col("transc.", justify="right", drop=7)] if transc else []
     # kind, runs, transc. and flop/B go sooner than the source line wraps under each row.
@@ -238,10 +239,17 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
 
 def _measured_cells(seconds: float | None, total: XlaCost | None, all_s: float) -> list[str]:
     if not seconds:
-        return ["—", "", ""]
+        return ["—", "", "", ""]
     share = f"{100 * seconds / all_s:.1f}" if all_s else ""
-    rate = "" if total is None else format_rate(total.flops / seconds, "FLOP/s")
-    return [format_seconds(seconds), share, rate]
+    if total is None:
+        return [format_seconds(seconds), share, "", ""]
+    flops = format_rate(total.flops / seconds, "FLOP/s")
+    return [
+        format_seconds(seconds),
+        share,
+        flops,
+        format_rate(total.bytes_accessed / seconds, "B/s"),
+    ]
 
 
 def measured_table(report: CostReport) -> RenderableType | None:
@@ -276,9 +284,12 @@ def measured_table(report: CostReport) -> RenderableType | None:
         )
     for name, rho in measured.agreement:
         label = {"flops": "FLOPs", "bytes": "bytes", "roofline": "roofline time"}[name]
-        why = "needs --device or --peak-*" if name == "roofline" and report.profile is None else ""
+        note = "Spearman, over the ops measured"
+        if name == "roofline":  # the roofline's order depends on the profile: name it
+            profile = report.profile
+            note = "needs --device or --peak-*" if profile is None else f"{note}, on {profile.name}"
         value = "n/a" if rho is None else f"{rho:.2f}"
-        table.add_row(f"rank agreement: {label}", value, why or "Spearman, over the ops measured")
+        table.add_row(f"rank agreement: {label}", value, note)
     return table
 
 

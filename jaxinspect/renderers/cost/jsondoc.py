@@ -179,6 +179,8 @@ def _measured(report: CostReport) -> dict[str, Any] | None:
         if measured.scale is None or measured.coverage is None
         else measured.coverage * measured.scale,
         "rank_agreement": dict(measured.agreement),
+        # The roofline's order depends on the profile (its ridge point): say which.
+        "roofline_profile": None if report.profile is None else report.profile.name,
     }
 
 
