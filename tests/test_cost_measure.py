@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
 import jsonschema
 import pytest
 from jax import monitoring
@@ -69,6 +70,7 @@ def test_op_seconds_reads_one_module_on_one_device() -> None:
 
 @pytest.fixture(scope="module")
 def measured(run_cli_module: Callable[..., Any]) -> dict[str, Any]:
+    jax.clear_caches()  # an earlier test's in-process cache would answer without compiling
     _compiles.clear()
     result = run_cli_module(
         "cost", *TRANSFORMER, "--measure", "--device", "epyc-9654", "-f", "json"
@@ -187,7 +189,6 @@ MLP = (f"{SAMPLES / 'mlp.py'}:predict", "-s", SAMPLES / "mlp.yaml")
 
 
 def _mlp_compiled() -> tuple[Any, CallInputs]:
-    import jax
     import jax.numpy as jnp
 
     from jaxinspect.inputs.target import load_target
@@ -229,6 +230,7 @@ def test_an_executable_in_hand_is_measured_op_by_op_and_the_trace_is_removed(
 
 
 def test_mlp_json_joins_the_trace_to_the_optimized_hlo(run_cli: Callable[..., Any]) -> None:
+    jax.clear_caches()
     _compiles.clear()
     result = run_cli("cost", *MLP, "--measure", "--measure-runs", "10", "-f", "json")
     assert result.exit_code == 0, result.stderr
