@@ -93,6 +93,41 @@ def test_measured_twelve_layers_stays_under_5_mb(
     assert len(html.encode()) < 5_000_000
     assert "node size: measured time" in html
     assert html.count('class="node fusion"') > 100  # twelve blocks' fusions, each a node
+    # Parameters sit above their first user: with all 97 on the top row it was 14,860 px wide.
+    width = re.search(r'<svg [^>]*class="graph" width="(\d+)"', html)
+    assert width is not None and int(width.group(1)) < 1500
+
+
+def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
+    from jaxinspect.cost.hlotext import parse_module
+    from jaxinspect.htmlreport.graph import entry_graph
+
+    hlo = parse_module(
+        "HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}\n\n"
+        "ENTRY %main (p0: f32[4], p1: f32[4]) -> f32[4] {\n"
+        '  %p0 = f32[4]{0} parameter(0), metadata={op_name="x"}\n'
+        "  %p1 = f32[4]{0} parameter(1), metadata={op_name=\"params[\\'w\\']\"}\n"
+        "  %a = f32[4]{0} sine(f32[4]{0} %p0)\n"
+        "  %b = f32[4]{0} cosine(f32[4]{0} %a)\n"
+        "  %c = f32[4]{0} add(f32[4]{0} %b, f32[4]{0} %p1)\n"
+        "  ROOT %d = f32[4]{0} multiply(f32[4]{0} %c, f32[4]{0} %p0)\n"
+        "}\n"
+    )
+    graph = entry_graph(hlo, {"c": 2.0}, {"c": "f.py:3 f"}, "FLOPs")
+    nodes = {n.name: n for n in graph.nodes}
+    assert {name: n.layer for name, n in nodes.items()} == {
+        "p0": 0,  # used by a at layer 1 (and by d further down)
+        "a": 1,
+        "b": 2,
+        "p1": 2,  # just above its only user, c
+        "c": 3,
+        "d": 4,
+    }
+    named = {(graph.nodes[a].name, graph.nodes[b].name) for a, b in graph.edges}
+    assert named == {("p0", "a"), ("a", "b"), ("b", "c"), ("p1", "c"), ("c", "d"), ("p0", "d")}
+    assert nodes["p1"].op_name == "params['w']"  # HLO's escaped quotes undone
+    assert nodes["p1"].x != nodes["b"].x  # two nodes of one layer never overlap
+    assert (nodes["c"].weight, nodes["c"].source, nodes["d"].weight) == (2.0, "f.py:3 f", 0.0)
 
 
 def test_errors_exit_2_and_write_nothing(run_cli: Callable[..., Any], tmp_path: Path) -> None:

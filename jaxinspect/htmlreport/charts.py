@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from jaxinspect.htmlreport.graph import Graph
+from jaxinspect.htmlreport.graph import Graph, GraphNode
 from jaxinspect.renderers.units import format_bytes, format_rate, format_seconds
 
 _W, _H, _PAD = 640, 220, 44
@@ -117,18 +117,28 @@ def graph_svg(graph: Graph) -> str:
         )
     for node in graph.nodes:
         scale = math.sqrt(node.weight / heaviest) if node.weight > 0 else 0.0
-        w, h = 70 + 60 * scale, 22 + 14 * scale
-        label = node.opcode if node.opcode != "fusion" else node.name
+        label = _clip(_node_label(node), 20)
+        # At least as wide as its label (11px text: about 6.6px a character).
+        w, h = max(70 + 60 * scale, 6.6 * len(label) + 12), 22 + 14 * scale
         title = f"{node.name} = {node.opcode} {node.shape}"
         parts.append(
             f'<g class="node {escape(node.opcode)}" data-op="{escape(node.name)}" tabindex="0">'
             f'<rect x="{node.x - w / 2:.1f}" y="{node.y - h / 2:.1f}" width="{w:.1f}" '
             f'height="{h:.1f}" rx="4"/>'
-            f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}">{escape(_clip(label, 18))}</text>'
+            f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}">{escape(label)}</text>'
             f"<title>{escape(title)}</title></g>"
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _node_label(node: GraphNode) -> str:
+    """A fusion by its name, a parameter by the argument it holds, anything else by opcode."""
+    if node.opcode == "fusion":
+        return node.name
+    if node.opcode == "parameter" and node.op_name:
+        return node.op_name
+    return node.opcode
 
 
 def _clip(text: str, width: int) -> str:

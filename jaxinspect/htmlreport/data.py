@@ -7,7 +7,7 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxinspect import jaxapi
@@ -28,6 +28,44 @@ MAX_TEXT_CHARS = 1_500_000
 
 
 @dataclass(frozen=True, slots=True)
+class OpDetail:
+    """What clicking an instruction (a graph node, a table row) shows."""
+
+    opcode: str
+    shape: str
+    jaxpr: str | None  # JAX's op_name: the jaxpr equation's path
+    source: str | None  # file:line function
+    flops: float | None
+    bytes_accessed: float | None
+    measured_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RooflineChart:
+    """Each op at (FLOP per byte, FLOP/s) under a device's roofs."""
+
+    profile: str
+    peak_flops: float
+    bandwidth: float
+    #: (instruction, intensity, FLOP/s): measured FLOP/s with --measure, else the model's.
+    points: tuple[tuple[str, float, float], ...]
+    measured: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StageSection:
+    """One stage text as the report shows it."""
+
+    name: str  # jaxpr, stablehlo, hlo
+    title: str
+    text: str  # cut at MAX_TEXT_CHARS
+    line_count: int  # of the whole text
+    cut: bool
+    #: The text carries ``loc(...)`` locations (the StableHLO for Model Explorer).
+    with_locations: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
     """What the HTML renderer reads; nothing here is computed by the renderer."""
 
@@ -36,8 +74,11 @@ class ReportData:
     memory: MemoryReport | None
     passes: PassesReport | None
     graph: Graph
-    #: StableHLO printed with ``loc(...)`` source locations (for Model Explorer).
-    stablehlo_debug: str | None
+    #: By instruction name: every graph node and every op of the cost analysis.
+    ops: dict[str, OpDetail]
+    #: ``None`` without a device profile (``--device``).
+    roofline: RooflineChart | None
+    stages: tuple[StageSection, ...]
     #: (JSON-like path, reason) for each section that could not be built.
     unavailable: tuple[tuple[str, str], ...] = ()
 
@@ -80,13 +121,16 @@ def build_report_data(
         gaps,
     )
     passes = _try(lambda: build_passes_report(source, dumped), "passes", gaps)
+    graph = _graph(compiled, cost)
     return ReportData(
         source=source,
         cost=cost,
         memory=memory,
         passes=passes,
-        graph=_graph(compiled, cost),
-        stablehlo_debug=_debug_text(artifacts.lowered),
+        graph=graph,
+        ops=_op_details(graph, cost),
+        roofline=_roofline(cost),
+        stages=_stages(source, artifacts.lowered),
         unavailable=tuple(gaps),
     )
 
@@ -111,15 +155,77 @@ def _graph(compiled: Any, cost: CostReport) -> Graph:
     else:
         weights = {op.name: op.total.flops for op in ops if op.total is not None}
         by = "FLOPs"
-    sources = {
-        op.name: f"{op.source.file}:{op.source.line} {op.source.function}"
-        for op in ops
-        if op.source is not None
-    }
+    sources = {op.name: text for op in ops if (text := _source(op.source)) is not None}
     return entry_graph(hlo, weights, sources, by)
 
 
-def _debug_text(lowered: Any) -> str | None:
-    if lowered is None:
+def _op_details(graph: Graph, cost: CostReport) -> dict[str, OpDetail]:
+    measured = cost.measured
+    details: dict[str, OpDetail] = {}
+    for i, op in enumerate(cost.program.ops):
+        details[op.name] = OpDetail(
+            opcode=op.opcode,
+            shape=op.shape,
+            jaxpr=op.op_name,
+            source=_source(op.source),
+            flops=None if op.total is None else op.total.flops,
+            bytes_accessed=None if op.total is None else op.total.bytes_accessed,
+            measured_s=None if measured is None else measured.op_seconds[i],
+        )
+    for node in graph.nodes:  # parameters, tuples ...: instructions the cost table leaves out
+        known = details.get(node.name)
+        if known is None:
+            details[node.name] = OpDetail(
+                node.opcode, node.shape, node.op_name, node.source, None, None, None
+            )
+        else:
+            details[node.name] = replace(
+                known, jaxpr=node.op_name or known.jaxpr, source=known.source or node.source
+            )
+    return details
+
+
+def _source(source: Any) -> str | None:
+    return None if source is None else f"{source.file}:{source.line} {source.function}"
+
+
+def _roofline(cost: CostReport) -> RooflineChart | None:
+    profile = cost.profile
+    if profile is None:
         return None
-    return str(lowered.as_text(debug_info=True))
+    peak, _ = profile.peak_for("f32")
+    measured = cost.measured
+    points = []
+    for i, (op, point) in enumerate(zip(cost.program.ops, cost.op_roofline, strict=True)):
+        if point is None or op.total is None or point.intensity is None:
+            continue
+        seconds = None if measured is None else measured.op_seconds[i]
+        speed = op.total.flops / seconds if seconds else op.total.flops / point.time_s
+        points.append((op.name, point.intensity, speed))
+    return RooflineChart(
+        profile=profile.name,
+        peak_flops=peak,
+        bandwidth=profile.bandwidth_bytes_s,
+        points=tuple(points),
+        measured=measured is not None,
+    )
+
+
+_TITLES = (("jaxpr", "jaxpr"), ("stablehlo", "StableHLO"), ("hlo", "optimized HLO"))
+
+
+def _stages(source: InspectionReport, lowered: Any) -> tuple[StageSection, ...]:
+    """The stage texts; the StableHLO printed with ``loc(...)`` (source lines, name scopes)."""
+    out = []
+    for name, title in _TITLES:
+        stage = source.stage(name)
+        if stage is None:
+            continue
+        text = stage.text
+        located = name == "stablehlo" and lowered is not None
+        if located:
+            text = str(lowered.as_text(debug_info=True))
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        cut = len(text) > MAX_TEXT_CHARS
+        out.append(StageSection(name, title, text[:MAX_TEXT_CHARS], lines, cut, located))
+    return tuple(out)

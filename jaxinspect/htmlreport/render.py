@@ -116,7 +116,10 @@ def _graph(data: ReportData) -> str:
     return (
         f'<p class="note">{len(graph.nodes)} instructions of the ENTRY computation, operands '
         f"above their users; {escape(by)}. Click a node for its jaxpr equation and source "
-        f'line.</p><div class="scroll">{graph_svg(graph)}</div>'
+        f'line.</p><div class="zoom">zoom <button type="button" data-zoom="0.8">−</button>'
+        '<button type="button" data-zoom="1.25">+</button>'
+        '<button type="button" data-zoom="1">1:1</button></div>'
+        f'<div class="scroll" id="graph-view">{graph_svg(graph)}</div>'
     )
 
 
@@ -195,22 +198,12 @@ def _collectives(data: ReportData) -> str:
 
 
 def _roofline(data: ReportData) -> str:
-    cost = data.cost
-    profile = cost.profile
-    if profile is None:
+    chart = data.roofline
+    if chart is None:
         return '<p class="note">Give <code>--device NAME</code> (e.g. h100) for the roofline.</p>'
-    peak, _ = profile.peak_for("f32")
-    measured = cost.measured
-    points = []
-    for i, (op, point) in enumerate(zip(cost.program.ops, cost.op_roofline, strict=True)):
-        if point is None or op.total is None or point.intensity is None:
-            continue
-        seconds = None if measured is None else measured.op_seconds[i]
-        speed = op.total.flops / seconds if seconds else op.total.flops / point.time_s
-        points.append((op.name, point.intensity, speed))
-    what = "measured FLOP/s" if measured is not None else "the model's FLOP/s (on the roof)"
-    note = f"{profile.name}: ops at {what}"
-    return roofline_svg(points, peak, profile.bandwidth_bytes_s, note)
+    what = "measured FLOP/s" if chart.measured else "the model's FLOP/s (on the roof)"
+    note = f"{chart.profile}: ops at {what}"
+    return roofline_svg(list(chart.points), chart.peak_flops, chart.bandwidth, note)
 
 
 def _latency(data: ReportData) -> str:
@@ -292,33 +285,32 @@ def _passes(data: ReportData) -> str:
 
 
 def _stages(data: ReportData) -> str:
-    texts = [("jaxpr", "jaxpr"), ("stablehlo", "StableHLO"), ("hlo", "optimized HLO")]
     html = ""
-    for name, title in texts:
-        stage = data.source.stage(name)
-        if stage is None:
-            continue
-        text = data.stablehlo_debug if name == "stablehlo" and data.stablehlo_debug else stage.text
-        cut = len(text) > MAX_TEXT_CHARS
-        shown = text[:MAX_TEXT_CHARS]
+    for stage in data.stages:
+        name, title = stage.name, stage.title
         extra = ""
-        if name == "stablehlo":
+        if stage.with_locations:
             extra = (
                 ' <a class="download" href="#" data-pre="pre-stablehlo" download="module.mlir">'
                 "download with locations (Model Explorer)</a>"
             )
+        cut = (
+            f'<p class="note">Cut at {MAX_TEXT_CHARS:,} characters; <code>jaxinspect '
+            f"{name}</code> prints it whole.</p>"
+            if stage.cut
+            else ""
+        )
         html += (
             f'<details class="stage" open><summary>{escape(title)} ({stage.line_count} lines)'
             f"</summary>"
             f'<input class="search" type="search" placeholder="search {escape(title)}" '
-            f'data-pre="pre-{name}">{extra} <span class="hits"></span>'
-            + (f'<p class="note">Cut at {MAX_TEXT_CHARS:,} characters.</p>' if cut else "")
-            + f'<pre id="pre-{name}" class="ir">{_highlight(shown)}</pre></details>'
+            f'data-pre="pre-{name}">{extra} <span class="hits"></span>{cut}'
+            f'<pre id="pre-{name}" class="ir">{_highlight(stage.text)}</pre></details>'
         )
     return html
 
 
-_TOKEN = re.compile(r"(%[\w.\-]+|\b(?:[fsu]\d+|bf16|pred|c64|c128)\[[\d,]*\])")
+_TOKEN = re.compile(r"(%[\w.\-]+|\b(?:[fsu]\d+|bf16|pred|c64|c128)\[[\d,]*\]|\bloc\(#loc\d*\))")
 
 
 def _highlight(text: str) -> str:
@@ -327,33 +319,31 @@ def _highlight(text: str) -> str:
         escaped = escape(line)
         out.append(
             '<span class="ln">'
-            + _TOKEN.sub(lambda m: f'<span class="t">{m.group(0)}</span>', escaped)
+            + _TOKEN.sub(
+                lambda m: f'<span class="{_kind(m.group(0))}">{m.group(0)}</span>', escaped
+            )
             + "</span>"
         )
     return "\n".join(out)
 
 
-def _op_details(data: ReportData) -> dict[str, dict[str, Any]]:
-    details: dict[str, dict[str, Any]] = {}
-    for node in data.graph.nodes:
-        details[node.name] = {
-            "opcode": node.opcode,
-            "shape": node.shape,
-            "jaxpr": node.op_name,
-            "source": node.source,
+def _kind(token: str) -> str:
+    return "l" if token.startswith("loc(") else "t"
+
+
+def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
+    return {
+        name: {
+            "opcode": op.opcode,
+            "shape": op.shape,
+            "jaxpr": op.jaxpr,
+            "source": op.source,
+            "flops": None if op.flops is None else format_count(op.flops),
+            "bytes": None if op.bytes_accessed is None else format_bytes(op.bytes_accessed),
+            "measured": None if not op.measured_s else format_seconds(op.measured_s),
         }
-    measured = data.cost.measured
-    for i, op in enumerate(data.cost.program.ops):
-        entry = details.setdefault(op.name, {"opcode": op.opcode, "shape": op.shape})
-        entry["jaxpr"] = entry.get("jaxpr") or op.op_name
-        if op.source is not None and not entry.get("source"):
-            entry["source"] = f"{op.source.file}:{op.source.line} {op.source.function}"
-        if op.total is not None:
-            entry["flops"] = format_count(op.total.flops)
-            entry["bytes"] = format_bytes(op.total.bytes_accessed)
-        if measured is not None and measured.op_seconds[i]:
-            entry["measured"] = format_seconds(measured.op_seconds[i] or 0.0)
-    return details
+        for name, op in data.ops.items()
+    }
 
 
 def _table(

@@ -6,7 +6,7 @@
   var panel = document.getElementById("details");
   var body = document.getElementById("details-body");
 
-  function show(name) {
+  function show(name, reveal) {
     var op = ops[name];
     if (!op) return;
     var rows = [["instruction", name], ["opcode", op.opcode], ["shape", op.shape],
@@ -27,11 +27,29 @@
     panel.hidden = false;
     document.querySelectorAll(".node.sel").forEach(function (n) { n.classList.remove("sel"); });
     document.querySelectorAll('.node[data-op="' + CSS.escape(name) + '"]').forEach(
-      function (n) { n.classList.add("sel"); });
+      function (n) { n.classList.add("sel"); if (reveal) centre(n); });
   }
+  var view = document.getElementById("graph-view");
+  var svg = view && view.querySelector("svg.graph");
+  // Scroll the graph (not the page) so that node g sits in the middle of its view.
+  function centre(g) {
+    var box = g.getBBox(), k = svg.width.baseVal.value / svg.viewBox.baseVal.width;
+    view.scrollLeft = (box.x + box.width / 2) * k - view.clientWidth / 2;
+    view.scrollTop = (box.y + box.height / 2) * k - view.clientHeight / 2;
+  }
+  document.querySelectorAll(".zoom button").forEach(function (b) {
+    b.addEventListener("click", function () {
+      var f = +b.getAttribute("data-zoom"), box = svg.viewBox.baseVal;
+      var k = f === 1 ? 1 : Math.min(4, Math.max(0.05, f * svg.width.baseVal.value / box.width));
+      svg.setAttribute("width", box.width * k);
+      svg.setAttribute("height", box.height * k);
+    });
+  });
   document.getElementById("close").addEventListener("click", function () { panel.hidden = true; });
   document.querySelectorAll("[data-op]").forEach(function (el) {
-    el.addEventListener("click", function () { show(el.getAttribute("data-op")); });
+    // From a table row or a chart: bring the node into view; from the graph: it is in view.
+    var fromGraph = el.classList.contains("node");
+    el.addEventListener("click", function () { show(el.getAttribute("data-op"), !fromGraph); });
   });
 
   document.querySelectorAll("table.sortable").forEach(function (table) {
