@@ -167,9 +167,8 @@ class _Walker:
         if trips is None:
             why = "XLA proved no trip count: the body is counted once per run of the loop"
             self._flag("unknown-trip-count", instr, comp, why)
-        # The condition runs once more than the body: the test that ends the loop.
-        self.walk(self.hlo.computation(body), runs * (1 if trips is None else trips))
-        self.walk(self.hlo.computation(cond), runs * (1 if trips is None else trips + 1))
+        for callee, executions in instr.loop_runs(runs):
+            self.walk(self.hlo.computation(callee), executions)
 
     def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
         per_run = self._xla_cost(comp, instr)

@@ -73,6 +73,19 @@ class HloInstr:
         match = _TRIP_COUNT.search(self.attributes)
         return None if match is None else int(match.group(1))
 
+    def loop_runs(self, runs: int) -> tuple[tuple[str, int], ...]:
+        """A while loop's body and condition, each with its executions per program run.
+
+        ``runs``: executions of the loop itself. The condition runs once more than the body
+        (the test that ends the loop). Without a proved trip count both count once per run
+        of the loop: a lower bound, which callers flag.
+        """
+        trips = self.trip_count
+        body, condition = str(self.callee("body")), str(self.callee("condition"))
+        if trips is None:
+            return ((body, runs), (condition, runs))
+        return ((body, runs * trips), (condition, runs * (trips + 1)))
+
     @property
     def fusion_kind(self) -> str | None:
         """``kLoop``, ``kInput``, ``kOutput`` or ``kCustom`` for a fusion."""

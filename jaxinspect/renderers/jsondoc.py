@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jaxinspect.cost.sourcemap import SourceLocation
     from jaxinspect.reports.failures import CaseFailure
 
 #: The folder of the JSON schemas that every ``--format json`` document follows.
@@ -30,3 +31,10 @@ def failure_to_dict(failure: CaseFailure) -> dict[str, object]:
         "stage": failure.stage,
         "hint": failure.hint,
     }
+
+
+def source_to_dict(loc: SourceLocation | None) -> dict[str, Any] | None:
+    """A source line as every report writes it (``file``, ``line``, ``column``, ``function``)."""
+    if loc is None:
+        return None
+    return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}

@@ -8,9 +8,9 @@ from jaxinspect.cost.aggregate import CostGroup
 from jaxinspect.cost.analysis import loop_aware_summary
 from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.roofline import RooflinePoint
-from jaxinspect.cost.sourcemap import SourceLocation
 from jaxinspect.cost.xlacost import XlaCost
 from jaxinspect.renderers.jsondoc import json_text
+from jaxinspect.renderers.jsondoc import source_to_dict as _source
 from jaxinspect.renderers.stages.jsondoc import stages_to_dict
 from jaxinspect.reports.cost import CostReport
 
@@ -155,12 +155,6 @@ def _xla(cost: XlaCost | None) -> dict[str, float] | None:
         "transcendentals": cost.transcendentals,
         "bytes_accessed": cost.bytes_accessed,
     }
-
-
-def _source(loc: SourceLocation | None) -> dict[str, Any] | None:
-    if loc is None:
-        return None
-    return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}
 
 
 def _measured(report: CostReport) -> dict[str, Any] | None:
