@@ -12,6 +12,7 @@ from typing import Any
 from jax import monitoring
 
 from conftest import SAMPLES
+from jaxinspect.renderers.units import format_count
 
 _compiles: list[str] = []
 
@@ -73,9 +74,7 @@ def test_the_graph_has_one_node_per_entry_instruction(
     body = body[: body.index("\n}")]
     expected = re.findall(r"^\s+(?:ROOT )?%?([\w.\-]+) = ", body, re.MULTILINE)
     assert sorted(nodes) == sorted(expected)
-    embedded = re.search(r'<script type="application/json" id="ops">(.*?)</script>', html, re.S)
-    assert embedded is not None
-    details = json.loads(embedded.group(1))
+    details = _op_details(html)
     assert all(name in details for name in nodes)
 
 
@@ -128,6 +127,46 @@ def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
     assert nodes["p1"].op_name == "params['w']"  # HLO's escaped quotes undone
     assert nodes["p1"].x != nodes["b"].x  # two nodes of one layer never overlap
     assert (nodes["c"].weight, nodes["c"].source, nodes["d"].weight) == (2.0, "f.py:3 f", 0.0)
+
+
+def _op_details(html: str) -> dict[str, dict[str, Any]]:
+    embedded = re.search(r'<script type="application/json" id="ops">(.*?)</script>', html, re.S)
+    assert embedded is not None
+    details: dict[str, dict[str, Any]] = json.loads(embedded.group(1))
+    return details
+
+
+def test_a_loop_weighs_what_runs_inside_it(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    rnn = (f"{SAMPLES / 'rnn.py'}:run", "-s", SAMPLES / "rnn.yaml")
+    html = _write(run_cli, tmp_path / "r.html", *rnn)
+    loops = [(n, d) for n, d in _op_details(html).items() if d["opcode"] == "while"]
+    assert len(loops) == 1
+    name, loop = loops[0]
+    # Independently: `cost`'s ops that run more than once are the loop's body and condition.
+    ops = json.loads(run_cli("cost", *rnn, "--format", "json").stdout)["cost"]["ops"]
+    inside = sum(op["flops"] for op in ops if op["runs"] > 1)
+    assert inside > 1e6 and loop["inside"] == format_count(inside)
+    assert re.search(r"rnn\.py:\d+ run", loop["source"])
+    # ... and is the largest node of the graph.
+    boxes = re.findall(
+        r'<g class="node [^"]*" data-op="([^"]+)"[^>]*><rect [^>]*width="([\d.]+)"', html
+    )
+    assert max(boxes, key=lambda b: float(b[1]))[0] == name
+
+
+def test_a_sharded_program_shows_its_collectives(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    html = _write(
+        run_cli,
+        tmp_path / "r.html",
+        f"{SAMPLES / 'sharded.py'}:matmul",
+        "-s",
+        SAMPLES / "sharded_matmul.yaml",
+    )
+    assert '<section id="collectives">' in html
+    marked = re.findall(r'<g class="node ([\w-]+) collective"', html)
+    assert marked and all(op.startswith(("all-", "reduce-scatter", "collective")) for op in marked)
 
 
 def test_errors_exit_2_and_write_nothing(run_cli: Callable[..., Any], tmp_path: Path) -> None:

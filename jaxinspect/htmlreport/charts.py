@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from jaxinspect.cost.collectives import COLLECTIVES
 from jaxinspect.htmlreport.graph import Graph, GraphNode
 from jaxinspect.renderers.units import format_bytes, format_rate, format_seconds
 
@@ -122,7 +123,8 @@ def graph_svg(graph: Graph) -> str:
         w, h = max(70 + 60 * scale, 6.6 * len(label) + 12), 22 + 14 * scale
         title = f"{node.name} = {node.opcode} {node.shape}"
         parts.append(
-            f'<g class="node {escape(node.opcode)}" data-op="{escape(node.name)}" tabindex="0">'
+            f'<g class="node {escape(node.opcode)}{_collective(node.opcode)}" '
+            f'data-op="{escape(node.name)}" tabindex="0">'
             f'<rect x="{node.x - w / 2:.1f}" y="{node.y - h / 2:.1f}" width="{w:.1f}" '
             f'height="{h:.1f}" rx="4"/>'
             f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}">{escape(label)}</text>'
@@ -133,12 +135,16 @@ def graph_svg(graph: Graph) -> str:
 
 
 def _node_label(node: GraphNode) -> str:
-    """A fusion by its name, a parameter by the argument it holds, anything else by opcode."""
-    if node.opcode == "fusion":
-        return node.name
+    """A parameter by the argument it holds, anything else by its name (as in the tables)."""
     if node.opcode == "parameter" and node.op_name:
         return node.op_name
-    return node.opcode
+    return node.name
+
+
+def _collective(opcode: str) -> str:
+    """An extra class for collectives (async ``-start``/``-done`` halves included)."""
+    bare = opcode.removesuffix("-start").removesuffix("-done")
+    return " collective" if bare in COLLECTIVES else ""
 
 
 def _clip(text: str, width: int) -> str:

@@ -7,11 +7,13 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxinspect import jaxapi
-from jaxinspect.cost.hlotext import parse_module
+from jaxinspect.cost.breakdown import LoopInfo, OpCost
+from jaxinspect.cost.hlotext import HloInstr, HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile
 from jaxinspect.htmlreport.graph import Graph, entry_graph
@@ -38,6 +40,8 @@ class OpDetail:
     flops: float | None
     bytes_accessed: float | None
     measured_s: float | None
+    #: A loop, call or conditional: the FLOPs of the ops run inside it (trip counts included).
+    flops_inside: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +125,16 @@ def build_report_data(
         gaps,
     )
     passes = _try(lambda: build_passes_report(source, dumped), "passes", gaps)
-    graph = _graph(compiled, cost)
+    module = jaxapi.optimized_hlo_module(compiled, "the report's graph")
+    hlo = parse_module(jaxapi.hlo_module_text(module, metadata=True))
+    graph = _graph(hlo, cost)
     return ReportData(
         source=source,
         cost=cost,
         memory=memory,
         passes=passes,
         graph=graph,
-        ops=_op_details(graph, cost),
+        ops=_op_details(graph, cost, _inside(hlo, cost.program.ops, _flops)),
         roofline=_roofline(cost),
         stages=_stages(source, artifacts.lowered),
         unavailable=tuple(gaps),
@@ -144,22 +150,66 @@ def _try(build: Any, name: str, gaps: list[tuple[str, str]]) -> Any:
         return None
 
 
-def _graph(compiled: Any, cost: CostReport) -> Graph:
-    module = jaxapi.optimized_hlo_module(compiled, "the report's graph")
-    hlo = parse_module(jaxapi.hlo_module_text(module, metadata=True))
+def _graph(hlo: HloText, cost: CostReport) -> Graph:
     ops = cost.program.ops
     measured = cost.measured
     if measured is not None:
         weights = {op.name: s for op, s in zip(ops, measured.op_seconds, strict=True) if s}
+        inside = _inside(hlo, ops, lambda i, _: measured.op_seconds[i])
         by = "measured time"
     else:
         weights = {op.name: op.total.flops for op in ops if op.total is not None}
+        inside = _inside(hlo, ops, _flops)
         by = "FLOPs"
-    sources = {op.name: text for op in ops if (text := _source(op.source)) is not None}
+    # A loop, call or conditional weighs what runs inside it (its own figure is ~0).
+    weights.update({name: v for name, v in inside.items() if not weights.get(name)})
+    located: list[OpCost | LoopInfo] = [*ops, *cost.program.loops]  # a loop is no op
+    sources = {op.name: text for op in located if (text := _source(op.source)) is not None}
     return entry_graph(hlo, weights, sources, by)
 
 
-def _op_details(graph: Graph, cost: CostReport) -> dict[str, OpDetail]:
+def _flops(_: int, op: OpCost) -> float | None:
+    return None if op.total is None else op.total.flops
+
+
+def _inside(
+    hlo: HloText, ops: Sequence[OpCost], value: Callable[[int, OpCost], float | None]
+) -> dict[str, float]:
+    """Per ENTRY instruction that calls computations (a loop, a call, a conditional): the
+    summed ``value`` of the ops inside them, at any depth (a fusion's ops are not ops)."""
+    per_computation: dict[str, float] = {}
+    for i, op in enumerate(ops):
+        if v := value(i, op):
+            per_computation[op.computation] = per_computation.get(op.computation, 0.0) + v
+    if not per_computation.keys() - {hlo.entry.name}:
+        return {}
+    out = {}
+    for instr in hlo.entry.instructions:
+        total = sum(per_computation.get(c, 0.0) for c in _reachable(hlo, instr))
+        if total:
+            out[instr.name] = total
+    return out
+
+
+def _reachable(hlo: HloText, instr: HloInstr) -> set[str]:
+    """The computations ``instr`` calls, and those they call."""
+    seen: set[str] = set()
+    todo = [name for _, name in instr.called]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            todo += [n for inner in hlo.computation(name).instructions for _, n in inner.called]
+        except KeyError:
+            continue
+    return seen
+
+
+def _op_details(
+    graph: Graph, cost: CostReport, flops_inside: dict[str, float]
+) -> dict[str, OpDetail]:
     measured = cost.measured
     details: dict[str, OpDetail] = {}
     for i, op in enumerate(cost.program.ops):
@@ -182,6 +232,8 @@ def _op_details(graph: Graph, cost: CostReport) -> dict[str, OpDetail]:
             details[node.name] = replace(
                 known, jaxpr=node.op_name or known.jaxpr, source=known.source or node.source
             )
+    for name, flops in flops_inside.items():
+        details[name] = replace(details[name], flops_inside=flops)
     return details
 
 

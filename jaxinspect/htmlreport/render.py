@@ -339,6 +339,7 @@ def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
             "jaxpr": op.jaxpr,
             "source": op.source,
             "flops": None if op.flops is None else format_count(op.flops),
+            "inside": None if op.flops_inside is None else format_count(op.flops_inside),
             "bytes": None if op.bytes_accessed is None else format_bytes(op.bytes_accessed),
             "measured": None if not op.measured_s else format_seconds(op.measured_s),
         }

@@ -13,6 +13,7 @@
       ["jaxpr equation", op.jaxpr || "(none: made by XLA)"],
       ["source line", op.source || "(no source line)"]];
     if (op.flops) rows.push(["FLOPs", op.flops]);
+    if (op.inside) rows.push(["FLOPs inside", op.inside]);
     if (op.bytes) rows.push(["bytes", op.bytes]);
     if (op.measured) rows.push(["measured", op.measured]);
     body.innerHTML = "";
