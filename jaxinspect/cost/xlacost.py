@@ -105,12 +105,12 @@ def wrap_instruction(hlo: HloText, comp: HloComputation, instr: HloInstr) -> str
     body = f"  ROOT %{instr.name} = {instr.shape} {instr.opcode}({renamed}){join_attributes(own)}"
     signature = ", ".join(f"wrap_p{i}: {_no_layout(s)}" for i, s in enumerate(shapes))
     entry = f"ENTRY %wrapped ({signature}) -> {_no_layout(instr.shape)} {{"
-    called = [c.text for c in _callees(hlo, instr)]
+    called = [c.text for c in callees(hlo, instr)]
     text = "\n\n".join(["HloModule wrapped", *called, "\n".join([entry, *params, body, "}"])])
     return _METADATA.sub("", text)
 
 
-def _callees(hlo: HloText, instr: HloInstr) -> list[HloComputation]:
+def callees(hlo: HloText, instr: HloInstr) -> list[HloComputation]:
     """Computations reachable from ``instr``, in the module's callee-first order."""
     wanted: set[str] = set()
     pending = [name for _, name in instr.called]

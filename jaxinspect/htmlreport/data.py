@@ -13,9 +13,10 @@ from typing import Any
 
 from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import LoopInfo, OpCost
-from jaxinspect.cost.hlotext import HloInstr, HloText, parse_module
+from jaxinspect.cost.hlotext import HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile
+from jaxinspect.cost.xlacost import callees
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
@@ -185,26 +186,10 @@ def _inside(
         return {}
     out = {}
     for instr in hlo.entry.instructions:
-        total = sum(per_computation.get(c, 0.0) for c in _reachable(hlo, instr))
+        total = sum(per_computation.get(c.name, 0.0) for c in callees(hlo, instr))
         if total:
             out[instr.name] = total
     return out
-
-
-def _reachable(hlo: HloText, instr: HloInstr) -> set[str]:
-    """The computations ``instr`` calls, and those they call."""
-    seen: set[str] = set()
-    todo = [name for _, name in instr.called]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            todo += [n for inner in hlo.computation(name).instructions for _, n in inner.called]
-        except KeyError:
-            continue
-    return seen
 
 
 def _op_details(
