@@ -167,6 +167,21 @@ def test_tables_sort_and_texts_search(page: Any) -> None:
     assert page.locator("#pre-hlo .ln.hit").count() > 5
 
 
+def test_the_stablehlo_downloads_as_stablehlo_debug_info_prints_it(page: Any) -> None:
+    from typer.testing import CliRunner
+
+    from jaxinspect.cli.app import app
+
+    with page.expect_download() as download:
+        page.locator("a.download").click()
+    assert download.value.suggested_filename == "module.mlir"
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    printed = CliRunner().invoke(app, ["stablehlo", TARGET, "-s", str(SPEC), "--debug-info"])
+    assert printed.exit_code == 0, printed.stderr
+    assert text.strip() == printed.stdout.strip()
+    assert 'transformer.py":' in text  # loc(...) with the source file: Model Explorer's layers
+
+
 def test_no_console_errors_and_no_network(page: Any) -> None:
     assert page.problems == []
     assert page.requests, "the route saw no request: it would not see a network request either"

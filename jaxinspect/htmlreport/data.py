@@ -7,6 +7,7 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -223,7 +224,12 @@ def _op_details(
 
 
 def _source(source: Any) -> str | None:
-    return None if source is None else f"{source.file}:{source.line} {source.function}"
+    """``file:line function``; a file under the current folder relative to it, as typed."""
+    if source is None:
+        return None
+    path = os.path.relpath(source.file) if os.path.isabs(source.file) else source.file
+    shown = source.file if path.startswith("..") else path
+    return f"{shown}:{source.line} {source.function}"
 
 
 def _roofline(cost: CostReport) -> RooflineChart | None:
