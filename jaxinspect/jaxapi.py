@@ -259,6 +259,34 @@ def kept_argument_indices(lowered: Any) -> tuple[int, ...]:
     return tuple(sorted(int(i) for i in kept))
 
 
+def backends_started() -> bool:
+    """Whether JAX has started its backends in this process (the CPU device count is fixed)."""
+    from jax._src import xla_bridge
+
+    return bool(xla_bridge.backends_are_initialized())
+
+
+def initialize_tpu_plugin() -> bool:
+    """Load and initialize libtpu's PJRT plugin without starting any backend.
+
+    The same guarded steps as JAX's ``make_tpu_client`` and ``make_pjrt_tpu_topology``
+    (``jax._src.xla_bridge``): each is skipped when done, so JAX's own start of the TPU backend
+    later finds the plugin ready and does nothing twice. Returns whether libtpu was found.
+    """
+    from jax._src import xla_bridge
+    from jax._src.lib import _profiler, xla_client
+
+    if not xla_client.pjrt_plugin_loaded("tpu"):
+        path = xla_bridge.get_tpu_library_path()
+        if path is None:
+            return False
+        c_api = xla_client.load_pjrt_plugin_dynamically("tpu", path)
+        _profiler.register_plugin_profiler(c_api)
+    if not xla_client.pjrt_plugin_initialized("tpu"):
+        xla_client.initialize_pjrt_plugin("tpu")
+    return True
+
+
 def _jax_version() -> str:
     from importlib.metadata import version
 

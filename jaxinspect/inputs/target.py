@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from jaxinspect.errors import StageError, TargetError
+from jaxinspect.pipeline.nativelog import start_libtpu_quietly
 from jaxinspect.pipeline.usercode import user_code
 from jaxinspect.suggest import did_you_mean
 
@@ -71,6 +72,9 @@ def load_target(text: str) -> LoadedTarget:
         StageError: Importing the user's module raised (stage ``import``).
     """
     ref = parse_target(text)
+    # The module may start JAX's backends at import; with libtpu installed that prints
+    # libtpu's start-up warnings unless it was started quietly first.
+    start_libtpu_quietly()
     module = _import_file(ref) if ref.is_file else _import_module(ref)
     obj: Any = module
     walked: list[str] = []

@@ -9,6 +9,7 @@ and attached to an error raised in the block.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -67,3 +68,33 @@ def libtpu_installed() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("libtpu") is not None
+
+
+def start_libtpu_quietly() -> None:
+    """Initialize libtpu now, its start-up warnings caught, where JAX would initialize it anyway.
+
+    With libtpu installed, JAX initializes it the first time it starts its backends, even on a
+    machine with no TPU: at ``jax.devices()``, or in a user's module that builds a mesh at
+    import, outside any block of jaxinspect's. Doing it first, inside ``quiet_native_stderr``,
+    keeps the warnings off the terminal wherever the backends start. No backend starts here,
+    so the CPU device count can still be set; JAX later finds the plugin ready. Nothing is done
+    without libtpu, when ``JAX_PLATFORMS`` leaves TPU out, or once the backends are up.
+    """
+    if not libtpu_installed() or not _tpu_platform_allowed():
+        return
+    from jaxinspect import jaxapi
+
+    if jaxapi.backends_started():
+        return
+    # A failure (a TPU held by another process) is JAX's to meet and report when it starts
+    # the TPU backend, as it would without jaxinspect; what libtpu said shows with --debug.
+    with contextlib.suppress(Exception), quiet_native_stderr():
+        jaxapi.initialize_tpu_plugin()
+
+
+def _tpu_platform_allowed() -> bool:
+    """Whether JAX may start a TPU backend: ``JAX_PLATFORMS`` unset or naming ``tpu``."""
+    import jax
+
+    platforms = jax.config.jax_platforms
+    return not platforms or "tpu" in [p.strip() for p in str(platforms).split(",")]

@@ -1,0 +1,50 @@
+"""Native libraries' writes to file descriptor 2 are caught, shown with --debug, kept on errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from jaxinspect.errors import UsageError
+from jaxinspect.pipeline.nativelog import quiet_native_stderr, show_native_logs
+
+
+@pytest.fixture
+def shown() -> Iterator[None]:
+    show_native_logs(True)
+    try:
+        yield
+    finally:
+        show_native_logs(False)
+
+
+def test_writes_to_fd_2_are_caught(capfd: pytest.CaptureFixture[str]) -> None:
+    with quiet_native_stderr():
+        os.write(2, b"W0000 libtpu chatter\n")  # as C++ writes it: below sys.stderr
+    os.write(2, b"after the block\n")
+    assert capfd.readouterr().err == "after the block\n"
+
+
+def test_debug_writes_them_back(capfd: pytest.CaptureFixture[str], shown: None) -> None:
+    with quiet_native_stderr():
+        os.write(2, b"W0000 libtpu chatter\n")
+    assert capfd.readouterr().err == "W0000 libtpu chatter\n"
+
+
+def test_an_error_in_the_block_carries_what_was_caught(capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UsageError) as raised, quiet_native_stderr():
+        os.write(2, b"E0000 could not open the device\n")
+        raise UsageError("--topology v5e:2x2: libtpu could not describe the slice")
+    assert raised.value.message == (
+        "--topology v5e:2x2: libtpu could not describe the slice\nE0000 could not open the device"
+    )
+    assert capfd.readouterr().err == ""
+
+
+def test_fd_2_is_restored_after_an_error(capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(KeyError), quiet_native_stderr():
+        raise KeyError("boom")
+    os.write(2, b"still the terminal\n")
+    assert capfd.readouterr().err == "still the terminal\n"
