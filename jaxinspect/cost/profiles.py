@@ -24,6 +24,8 @@ class DeviceProfile:
     source: str
     #: JAX's ``device_kind`` strings of this device, so a compiled program finds its chip.
     device_kinds: tuple[str, ...] = ()
+    #: The public page the figures are read from, where there is one.
+    url: str | None = None
 
     def peak_for(self, dtype: str | None) -> tuple[float, str]:
         """Peak FLOP/s for ``dtype`` and the element type it was read for (f32 as fallback)."""
@@ -35,6 +37,8 @@ class DeviceProfile:
 
 _GB = 10**9
 _GIB = 1024**3
+#: Google's page per Cloud TPU generation: each has a table of the chip's key figures.
+_TPU_DOCS = "https://cloud.google.com/tpu/docs/"
 
 PROFILES: tuple[DeviceProfile, ...] = (
     DeviceProfile(
@@ -72,9 +76,10 @@ PROFILES: tuple[DeviceProfile, ...] = (
         (("bf16", 123e12), ("f32", 123e12 / 4)),
         900 * _GB,
         32 * _GIB,
-        "Google Cloud TPU v3 documentation: 123 TFLOP/s bf16, 900 GB/s HBM, 32 GiB per chip; "
-        "f32 assumed at 1/4 of bf16, an estimate",
+        f"Google Cloud TPU v3 documentation ({_TPU_DOCS}v3): 123 TFLOP/s bf16, 900 GB/s HBM, "
+        "32 GiB per chip; f32 assumed at 1/4 of bf16, an estimate",
         ("TPU v3",),
+        f"{_TPU_DOCS}v3",
     ),
     DeviceProfile(
         "tpu-v4",
@@ -82,19 +87,22 @@ PROFILES: tuple[DeviceProfile, ...] = (
         (("bf16", 275e12), ("f32", 275e12 / 4), ("s8", 275e12)),
         1.2e12,
         32 * _GIB,
-        "Google Cloud TPU v4 documentation: 275 TFLOP/s bf16, 1200 GB/s HBM, 32 GiB per chip; "
-        "f32 assumed at 1/4 of bf16 (multi-pass matmul), an estimate",
+        f"Google Cloud TPU v4 documentation ({_TPU_DOCS}v4): 275 TFLOP/s bf16 or int8, "
+        "1200 GB/s HBM, 32 GiB per chip; f32 assumed at 1/4 of bf16 (multi-pass matmul), "
+        "an estimate",
         ("TPU v4",),
+        f"{_TPU_DOCS}v4",
     ),
     DeviceProfile(
         "tpu-v5e",
         "Google Cloud TPU v5e (one chip)",
-        (("bf16", 197e12), ("f32", 197e12 / 4), ("s8", 394e12)),
+        (("bf16", 197e12), ("f32", 197e12 / 4), ("s8", 393e12)),
         819 * _GB,
         16 * _GB,
-        "Google Cloud TPU v5e documentation: 197 TFLOP/s bf16, 394 TOP/s int8, 819 GB/s HBM, "
-        "16 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        f"Google Cloud TPU v5e documentation ({_TPU_DOCS}v5e): 197 TFLOP/s bf16, 393 TOP/s "
+        "int8, 819 GB/s HBM, 16 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
         ("TPU v5 lite", "TPU v5e"),
+        f"{_TPU_DOCS}v5e",
     ),
     DeviceProfile(
         "tpu-v5p",
@@ -102,9 +110,11 @@ PROFILES: tuple[DeviceProfile, ...] = (
         (("bf16", 459e12), ("f32", 459e12 / 4), ("s8", 918e12)),
         2765 * _GB,
         95 * _GB,
-        "Google Cloud TPU v5p documentation: 459 TFLOP/s bf16, 918 TOP/s int8, 2765 GB/s HBM, "
-        "95 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        f"Google Cloud TPU v5p documentation ({_TPU_DOCS}v5p): 459 TFLOP/s bf16, 2765 GB/s "
+        "HBM, 95 GB per chip (later revisions say 95 GiB; the smaller is kept); int8 at 2x bf16 "
+        "(918 TOP/s, as widely reported; not on that page) and f32 at 1/4, estimates",
         ("TPU v5", "TPU v5p"),
+        f"{_TPU_DOCS}v5p",
     ),
     DeviceProfile(
         "tpu-v6e",
@@ -112,9 +122,10 @@ PROFILES: tuple[DeviceProfile, ...] = (
         (("bf16", 918e12), ("f32", 918e12 / 4), ("s8", 1836e12)),
         1640 * _GB,
         32 * _GB,
-        "Google Cloud TPU v6e documentation: 918 TFLOP/s bf16, 1836 TOP/s int8, 1640 GB/s HBM, "
-        "32 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
+        f"Google Cloud TPU v6e documentation ({_TPU_DOCS}v6e): 918 TFLOP/s bf16, 1836 TOP/s "
+        "int8, 1640 GB/s HBM, 32 GB per chip; f32 assumed at 1/4 of bf16, an estimate",
         ("TPU v6 lite", "TPU v6e"),
+        f"{_TPU_DOCS}v6e",
     ),
     DeviceProfile(
         "epyc-9654",
