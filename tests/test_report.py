@@ -3,12 +3,14 @@ tests/test_report_browser.py opens it in Chromium)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jax import monitoring
 
 from conftest import SAMPLES
@@ -39,8 +41,8 @@ def test_the_file_loads_nothing_from_anywhere(run_cli: Callable[..., Any], tmp_p
 
     jax.clear_caches()  # an earlier test may have compiled the same block in this process
     _compiles.clear()
-    html = _write(run_cli, tmp_path / "r.html", *TRANSFORMER, "--device", "epyc-9654")
-    assert _compiles == ["jit(block)"]  # one compilation for every section
+    html = _write(run_cli, tmp_path / "r.html", *TRANSFORMER, "--device", "epyc-9654", "--measure")
+    assert _compiles == ["jit(block)"]  # one compilation for every section, --measure's too
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<link" not in html and "@import" not in html and "url(" not in html
     for section in (
@@ -167,6 +169,21 @@ def test_a_sharded_program_shows_its_collectives(
     assert '<section id="collectives">' in html
     marked = re.findall(r'<g class="node ([\w-]+) collective"', html)
     assert marked and all(op.startswith(("all-", "reduce-scatter", "collective")) for op in marked)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("libtpu") is None,
+    reason="libtpu is not installed (pip install 'jaxinspect[tpu]'); CI installs it",
+)
+def test_a_tpu_slice_gets_its_chips_roofline_and_says_nothing_ran(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    dp = (f"{SAMPLES / 'sharded.py'}:train_step", "-s", SAMPLES / "sharded_dp.yaml")
+    html = _write(run_cli, tmp_path / "r.html", *dp, "--topology", "v5e:2x2", "--mesh", "data=4")
+    roofline = html[html.index('<section id="roofline">') : html.index('<section id="latency">')]
+    assert "Device profile tpu-v5e, from the compiled device (TPU v5 lite)." in roofline
+    assert roofline.count('class="dot op"') > 3
+    assert "nothing runs here" in html and 'class="bar"' not in html  # no latency histogram
 
 
 def test_errors_exit_2_and_write_nothing(run_cli: Callable[..., Any], tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.hlotext import HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.profiles import DeviceProfile
+from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
 from jaxinspect.cost.xlacost import callees
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.inputs.spec import Spec
@@ -51,6 +51,7 @@ class RooflineChart:
     """Each op at (FLOP per byte, FLOP/s) under a device's roofs."""
 
     profile: str
+    chosen_by: str  # "--device", or the compiled device whose profile it is
     peak_flops: float
     bandwidth: float
     #: (instruction, intensity, FLOP/s): measured FLOP/s with --measure, else the model's.
@@ -82,7 +83,7 @@ class ReportData:
     graph: Graph
     #: By instruction name: every graph node and every op of the cost analysis.
     ops: dict[str, OpDetail]
-    #: ``None`` without a device profile (``--device``).
+    #: ``None`` without a device profile (``--device``, or one known for the compiled device).
     roofline: RooflineChart | None
     stages: tuple[StageSection, ...]
     #: (JSON-like path, reason) for each section that could not be built.
@@ -119,6 +120,10 @@ def build_report_data(
         dumped = dump.read(artifacts.compiled)
     compiled = artifacts.compiled
     source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
+    chosen_by = "--device"
+    if profile is None and source.device_kind:  # a TPU slice: its chip's own roofs
+        profile = profile_for_kind(source.device_kind)
+        chosen_by = f"the compiled device ({source.device_kind})"
     cost = build_cost_report(source, program, "flops", profile, user, op_times)
     gaps: list[tuple[str, str]] = []
     memory = _try(
@@ -137,7 +142,7 @@ def build_report_data(
         passes=passes,
         graph=graph,
         ops=_op_details(graph, cost, _inside(hlo, cost.program.ops, _flops)),
-        roofline=_roofline(cost),
+        roofline=_roofline(cost, chosen_by),
         stages=_stages(source, artifacts.lowered),
         unavailable=tuple(gaps),
     )
@@ -232,11 +237,13 @@ def _source(source: Any) -> str | None:
     return f"{shown}:{source.line} {source.function}"
 
 
-def _roofline(cost: CostReport) -> RooflineChart | None:
+def _roofline(cost: CostReport, chosen_by: str) -> RooflineChart | None:
     profile = cost.profile
     if profile is None:
         return None
-    peak, _ = profile.peak_for("f32")
+    # The roof of the element type doing most of the FLOPs (bf16 on a TPU, f32 on a CPU).
+    program = cost.program_roofline
+    peak = profile.peak_for("f32")[0] if program is None else program.peak_flops
     measured = cost.measured
     points = []
     for i, (op, point) in enumerate(zip(cost.program.ops, cost.op_roofline, strict=True)):
@@ -247,6 +254,7 @@ def _roofline(cost: CostReport) -> RooflineChart | None:
         points.append((op.name, point.intensity, speed))
     return RooflineChart(
         profile=profile.name,
+        chosen_by=chosen_by,
         peak_flops=peak,
         bandwidth=profile.bandwidth_bytes_s,
         points=tuple(points),

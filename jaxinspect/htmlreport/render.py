@@ -200,10 +200,15 @@ def _collectives(data: ReportData) -> str:
 def _roofline(data: ReportData) -> str:
     chart = data.roofline
     if chart is None:
-        return '<p class="note">Give <code>--device NAME</code> (e.g. h100) for the roofline.</p>'
+        return (
+            '<p class="note">No device profile for this device: give <code>--device NAME</code> '
+            "(e.g. h100, epyc-9654) for the roofline.</p>"
+        )
     what = "measured FLOP/s" if chart.measured else "the model's FLOP/s (on the roof)"
     note = f"{chart.profile}: ops at {what}"
-    return roofline_svg(list(chart.points), chart.peak_flops, chart.bandwidth, note)
+    svg = roofline_svg(list(chart.points), chart.peak_flops, chart.bandwidth, note)
+    source = f"Device profile {chart.profile}, from {chart.chosen_by}."
+    return f'{svg}<p class="note">{escape(source)}</p>'
 
 
 def _latency(data: ReportData) -> str:
