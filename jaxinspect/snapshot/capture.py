@@ -16,6 +16,7 @@ from jaxinspect.snapshot.model import (
     Snapshot,
     SnapshotHeader,
     SnapshotSummary,
+    collective_totals,
     collectives_of,
 )
 from jaxinspect.snapshot.normalize import (
@@ -45,13 +46,19 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
         report, artifacts = run_inspection(loaded, spec, options)
     raw_hlo = _optimized_hlo_text(artifacts)
     hlo_counts = dict(_stage_counts(report, "hlo"))
+    collective_bytes: OpCounts | None = None
+    if report.collectives is None:  # not reached: the snapshot sections run up to compile
+        collectives = collectives_of(hlo_counts)
+    else:
+        collectives, collective_bytes = collective_totals(report.collectives)
     summary = SnapshotSummary(
         ops=tuple((s.name, s.op_counts) for s in report.stages),
         fusion_count=hlo_counts.get("fusion", 0),
-        collectives=collectives_of(hlo_counts),
+        collectives=collectives,
         cost=_cost(report),
         memory=_memory(report),
         unavailable=_unavailable(report),
+        collective_bytes=collective_bytes,
     )
     texts = (
         ("jaxpr", normalize_jaxpr(_stage_text(report, "jaxpr"))),

@@ -9,6 +9,9 @@ from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
 from jaxinspect.snapshot.structural import structural_diff
 from jaxinspect.snapshot.textdiff import LineDiff, diff_lines
 
+#: The op changes of the collectives' executions per run, beside the stages' histograms.
+COLLECTIVES_STAGE = "collectives"
+
 _HEADER_FIELDS = ("jax_version", "jaxlib_version", "backend", "device_kind", "x64")
 
 
@@ -56,12 +59,23 @@ def _op_changes(old: Snapshot, new: Snapshot) -> tuple[OpChange, ...]:
         for op in sorted(before.keys() | after.keys()):
             if before.get(op, 0) != after.get(op, 0):
                 out.append(OpChange(stage, op, before.get(op, 0), after.get(op, 0)))
+    # Executions per run (loop trips applied), and async pairs under their op's name: a
+    # collective XLA makes async (all-gather-start on TPU) still trips new-op:all-gather.
+    before, after = dict(old.summary.collectives), dict(new.summary.collectives)
+    for op in sorted(before.keys() | after.keys()):
+        if before.get(op, 0) != after.get(op, 0):
+            out.append(OpChange(COLLECTIVES_STAGE, op, before.get(op, 0), after.get(op, 0)))
     return tuple(out)
 
 
 def _metrics(old: Snapshot, new: Snapshot) -> tuple[MetricChange, ...]:
+    """Metrics both summaries record (``None`` where a backend did not report one).
+
+    A metric one summary does not record at all (``collective_bytes`` of a snapshot written
+    before it existed) is not compared: an upgrade alone must not make every snapshot differ.
+    """
     before, after = old.summary.metrics(), new.summary.metrics()
-    return tuple(MetricChange(k, before.get(k), after.get(k)) for k in before | after)
+    return tuple(MetricChange(k, before[k], after[k]) for k in before if k in after)
 
 
 def _texts(

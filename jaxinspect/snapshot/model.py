@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxinspect.reports.collectives import CollectiveSummary
 
 #: Version of the snapshot folder layout; bump when files or JSON paths change meaning.
 FORMAT_VERSION = 1
@@ -62,6 +65,11 @@ class SnapshotSummary:
 
     ``cost`` and ``memory`` hold ``None`` for values the backend does not report; the reason
     is in ``unavailable`` as ``(json_path, reason)``.
+
+    ``collectives``: executions per program run of each kind of collective (loop trip counts
+    applied; a loose HLO text counts each instruction once). ``collective_bytes``: the bytes
+    each device moves in them per run, by kind; ``None`` where not recorded (a loose text, or
+    a snapshot written before jaxinspect recorded them).
     """
 
     ops: tuple[tuple[str, OpCounts], ...]
@@ -70,6 +78,7 @@ class SnapshotSummary:
     cost: Numbers
     memory: Numbers
     unavailable: tuple[tuple[str, str], ...] = ()
+    collective_bytes: OpCounts | None = None
 
     def stage_ops(self, stage: str) -> dict[str, int]:
         """Op histogram of one stage (empty if the stage is absent)."""
@@ -80,6 +89,8 @@ class SnapshotSummary:
         out: dict[str, float | None] = {**dict(self.cost), **dict(self.memory)}
         out["fusions"] = None if self.fusion_count is None else float(self.fusion_count)
         out["collectives"] = float(sum(n for _, n in self.collectives))
+        if self.collective_bytes is not None:  # absent, not null: the two sides may differ
+            out["collective_bytes"] = float(sum(n for _, n in self.collective_bytes))
         return out
 
 
@@ -114,7 +125,10 @@ class Snapshot:
 
 
 def collectives_of(hlo_counts: dict[str, int]) -> OpCounts:
-    """Collective ops in an HLO histogram, async ``-start`` ops counted as their base op."""
+    """Collective ops in an HLO histogram, async ``-start`` ops counted as their base op.
+
+    For a loose text: each instruction counts once (no trip counts, unlike a capture).
+    """
     found: dict[str, int] = {}
     for op, n in hlo_counts.items():
         base = op.removesuffix("-start")
@@ -123,9 +137,18 @@ def collectives_of(hlo_counts: dict[str, int]) -> OpCounts:
     return tuple(sorted(found.items()))
 
 
+def collective_totals(summary: CollectiveSummary) -> tuple[OpCounts, OpCounts]:
+    """``(executions, bytes)`` per kind of collective, as ``summary.json`` records them."""
+    rows = summary.by_op()
+    return (
+        tuple((op, count) for op, count, _ in rows),
+        tuple((op, size) for op, _, size in rows),
+    )
+
+
 def summary_to_dict(header: SnapshotHeader, summary: SnapshotSummary) -> dict[str, Any]:
     """``summary.json``: see ``schemas/snapshot-summary.schema.json``."""
-    return {
+    out: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "header": {
             "jax_version": header.jax_version,
@@ -142,6 +165,9 @@ def summary_to_dict(header: SnapshotHeader, summary: SnapshotSummary) -> dict[st
         "memory": dict(summary.memory),
         "unavailable": dict(summary.unavailable),
     }
+    if summary.collective_bytes is not None:
+        out["collective_bytes"] = dict(summary.collective_bytes)
+    return out
 
 
 def summary_from_dict(data: dict[str, Any]) -> tuple[SnapshotHeader, SnapshotSummary]:
@@ -161,6 +187,7 @@ def summary_from_dict(data: dict[str, Any]) -> tuple[SnapshotHeader, SnapshotSum
         cost=tuple((k, data["cost"].get(k)) for k in COST_KEYS),
         memory=tuple((k, data["memory"].get(k)) for k in MEMORY_KEYS),
         unavailable=tuple(sorted((str(k), str(v)) for k, v in data["unavailable"].items())),
+        collective_bytes=_counts(data["collective_bytes"]) if "collective_bytes" in data else None,
     )
     return header, summary
 

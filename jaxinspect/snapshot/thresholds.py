@@ -1,8 +1,9 @@
 """``--fail-on`` rules: which differences fail a diff or check (no jax import).
 
 Grammar, comma-separated: ``METRIC>+5%``, ``METRIC<-10%``, ``METRIC>1000`` (absolute delta),
-``new-op:NAME`` (NAME's count rises in any stage), ``new-op:*`` (any op appears that was
-absent), ``text`` (any text change) and ``any`` (any difference, the default).
+``new-op:NAME`` (NAME's count rises in any stage, or its executions per run among the
+collectives), ``new-op:*`` (any op appears that was absent), ``text`` (any text change) and
+``any`` (any difference, the default).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from jaxinspect.snapshot.model import COST_KEYS, MEMORY_KEYS
 from jaxinspect.suggest import did_you_mean
 
 #: Names a metric rule may use.
-METRICS = (*COST_KEYS, *MEMORY_KEYS, "fusions", "collectives")
-_METRIC_RULE = re.compile(r"^([a-z_]+)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)$")
+METRICS = (*COST_KEYS, *MEMORY_KEYS, "fusions", "collectives", "collective_bytes")
+# A name may hold "-" so that "collective-bytes>..." is answered with "did you mean".
+_METRIC_RULE = re.compile(r"^([a-z_-]+?)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)$")
 
 if TYPE_CHECKING:
     from jaxinspect.reports.snapshot_diff import SnapshotDiff
@@ -114,7 +116,13 @@ def _check(rule: Rule, diff: SnapshotDiff, notes: list[str]) -> str | None:
     if rule.kind == "new-op":
         return _check_new_op(rule, diff)
     metric = next((m for m in diff.metrics if m.name == rule.name), None)
-    if metric is None or (metric.before is None and metric.after is None):
+    if metric is None:
+        notes.append(
+            f"{rule.text}: {rule.name} is not recorded on both sides (a loose text file, or "
+            "a snapshot written by an older jaxinspect); not evaluated"
+        )
+        return None
+    if metric.before is None and metric.after is None:
         notes.append(f"{rule.text}: {rule.name} is unavailable on both sides; not evaluated")
         return None
     if metric.before is None or metric.after is None:

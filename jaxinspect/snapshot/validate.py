@@ -93,6 +93,10 @@ def _problem(data: dict[str, Any]) -> str | None:
         return _wrong("fusion_count", "a count or null", fusions)
     if (problem := _counts_problem("collectives", data.get("collectives"))) is not None:
         return problem
+    # collective_bytes is absent in snapshots written before it was recorded.
+    recorded = data.get("collective_bytes", {})
+    if (problem := _counts_problem("collective_bytes", recorded)) is not None:
+        return problem
     for section, keys in (("cost", COST_KEYS), ("memory", MEMORY_KEYS)):
         if (problem := _numbers_problem(section, data.get(section), keys)) is not None:
             return problem

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from jaxinspect.reports.snapshot_diff import MetricChange, SnapshotDiff, TextChange
 
 _BYTES = ("bytes_accessed", "argument_bytes", "output_bytes", "temp_bytes", "alias_bytes")
-_BYTE_METRICS = (*_BYTES, "peak_bytes", "generated_code_bytes")
+_BYTE_METRICS = (*_BYTES, "peak_bytes", "generated_code_bytes", "collective_bytes")
 
 
 def format_metric(name: str, value: float | None) -> str:
