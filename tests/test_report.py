@@ -186,6 +186,29 @@ def test_a_tpu_slice_gets_its_chips_roofline_and_says_nothing_ran(
     assert "nothing runs here" in html and 'class="bar"' not in html  # no latency histogram
 
 
+def test_the_budget_of_stage_text_cuts_the_longest_first() -> None:
+    from jaxinspect.htmlreport.data import share_budget
+
+    assert share_budget([100, 200, 300], 1000) == [100, 200, 300]  # all fit: all whole
+    assert share_budget([100, 900, 2000], 1000) == [100, 450, 450]
+    assert share_budget([2000, 50], 1000) == [950, 50]
+    assert share_budget([], 1000) == []
+
+
+def test_cut_texts_say_so_and_offer_no_broken_download(
+    run_cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jaxinspect.htmlreport import data
+
+    monkeypatch.setattr(data, "STAGE_TEXT_BUDGET", 4_000)
+    mlp = (f"{SAMPLES / 'mlp.py'}:predict", "-s", SAMPLES / "mlp.yaml")
+    html = _write(run_cli, tmp_path / "r.html", *mlp)
+    notes = re.findall(r"Cut at ([\d,]+) characters[^<]*<code>([^<]+)</code>", html)
+    assert ("jaxinspect stablehlo --debug-info" in [c for _, c in notes]) and len(notes) >= 2
+    assert sum(int(n.replace(",", "")) for n, _ in notes) <= 4_000
+    assert 'class="download"' not in html  # a cut module would not parse in Model Explorer
+
+
 def test_errors_exit_2_and_write_nothing(run_cli: Callable[..., Any], tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     bad = run_cli("report", f"{SAMPLES / 'mlp.py'}:predict", "--arg", "x=f32[8", "-o", out)

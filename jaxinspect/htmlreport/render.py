@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
-from jaxinspect.htmlreport.data import MAX_TEXT_CHARS, ReportData
+from jaxinspect.htmlreport.data import ReportData
 from jaxinspect.renderers.cost.tables import source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
@@ -294,14 +294,15 @@ def _stages(data: ReportData) -> str:
     for stage in data.stages:
         name, title = stage.name, stage.title
         extra = ""
-        if stage.with_locations:
+        if stage.with_locations and not stage.cut:  # a cut module would not parse
             extra = (
                 ' <a class="download" href="#" data-pre="pre-stablehlo" download="module.mlir">'
                 "download with locations (Model Explorer)</a>"
             )
+        whole = f"jaxinspect {name}" + (" --debug-info" if stage.with_locations else "")
         cut = (
-            f'<p class="note">Cut at {MAX_TEXT_CHARS:,} characters; <code>jaxinspect '
-            f"{name}</code> prints it whole.</p>"
+            f'<p class="note">Cut at {len(stage.text):,} characters to keep the file small; '
+            f"<code>{whole}</code> prints it whole.</p>"
             if stage.cut
             else ""
         )
