@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 from conftest import SAMPLES
+from jaxinspect.cost.profiles import profile_for_kind
 from jaxinspect.pipeline.nativelog import quiet_native_stderr
+from jaxinspect.pipeline.topology import chip_count, device_capacity, topology_devices
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("libtpu") is None,
@@ -26,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 S = jax.ShapeDtypeStruct
+P = jax.sharding.PartitionSpec
 
 
 def _plain_devices(name: str) -> list[Any]:
@@ -46,16 +49,70 @@ def test_topologies_lists_the_slices(run_cli: Callable[..., Any]) -> None:
     by_name = {t["name"]: t for t in doc["topologies"]}
     assert by_name["v5e:2x2"]["devices"] == 4 and by_name["v5e:2x2"]["kind"] == "TPU v5 lite"
     assert by_name["v6e:8x8"]["devices"] == 64 and by_name["v6e:8x8"]["kind"] == "TPU v6 lite"
-    assert by_name["v4:2x2x1"] == {
+    assert by_name["v4:2x2x1"] | {"hbm_source": "-"} == {
         "name": "v4:2x2x1",
         "devices": 8,  # one per TensorCore: a v4 chip shows as two devices here
         "chips": 4,
         "kind": "TPU v4",
         "hbm_bytes_per_chip": 32 * 1024**3,
         "profile": "tpu-v4",
+        "hbm_source": "-",  # checked below, for every slice
     }
     result = run_cli("topologies")
     assert "v5e:16x16" in result.stdout
+    # Every chip this libtpu describes has its HBM in the table, with the page it is from.
+    for item in doc["topologies"]:
+        profile = profile_for_kind(item["kind"])
+        assert profile is not None and profile.name == item["profile"], item
+        assert item["hbm_bytes_per_chip"] == profile.memory_bytes
+        assert (
+            f"https://cloud.google.com/tpu/docs/{item['name'].split(':')[0]}"
+            in (item["hbm_source"])
+        )
+
+
+def test_topology_devices_describes_the_slice() -> None:
+    devices = topology_devices("v5e:2x2")
+    assert len(devices) == 4
+    assert {d.device_kind for d in devices} == {"TPU v5 lite"}
+    assert {d.platform for d in devices} == {"tpu"}
+    assert topology_devices("v5e:2x2") is devices  # described once per process
+    v4 = topology_devices("v4:2x2x1")  # a v4 chip is two devices, sharing its 32 GiB
+    assert (len(v4), chip_count(v4)) == (8, 4)
+    assert device_capacity(v4)[0] == device_capacity(v4[:1])[0] == 16 * 1024**3
+    v5p = topology_devices("v5p:2x2x1")  # one device per chip, spanning its two cores
+    assert (len(v5p), chip_count(v5p), device_capacity(v5p[:1])[0]) == (4, 4, 95 * 10**9)
+
+
+def test_a_sharded_function_compiles_for_the_slice() -> None:
+    grid = jax.sharding.Mesh(np.array(topology_devices("v5e:2x2")).reshape(2, 2), ("d", "m"))
+    rows = jax.sharding.NamedSharding(grid, jax.sharding.PartitionSpec("d", "m"))
+    x = S((256, 512), jnp.bfloat16, sharding=rows)
+    w = S((512, 128), jnp.bfloat16, sharding=jax.sharding.NamedSharding(grid, P("m", None)))
+    with quiet_native_stderr():
+        compiled = jax.jit(lambda x, w: x @ w).lower(x, w).compile()
+    assert compiled.input_shardings[0][0].spec == P("d", "m")
+    per_chip = (256 * 512 // 4 + 512 * 128 // 2) * 2  # x split four ways, w two (over `m`)
+    assert compiled.memory_analysis().argument_size_in_bytes == per_chip
+    text = compiled.as_text()
+    assert "all-reduce" in text  # the contraction over `m` is split: partial sums are summed
+    assert "T(8,128)" in text  # TPU tiled layouts: the TPU compiler made this
+
+
+def test_a_name_libtpu_refuses_lists_what_it_accepts(run_cli: Callable[..., Any]) -> None:
+    mlp = (f"{SAMPLES / 'mlp.py'}:predict", "-s", SAMPLES / "mlp.yaml", "--topology")
+    shape = run_cli("stages", *mlp, "v6e:3x3")
+    assert shape.exit_code == 2
+    assert "--topology v6e:3x3: libtpu refuses it (Topology layout" in shape.stderr
+    assert "v6e slices it accepts include v6e:2x2, v6e:2x4, v6e:4x4" in shape.stderr
+    generation = run_cli("stages", *mlp, "v9:2x2")
+    assert generation.exit_code == 2
+    assert "generations it accepts: v3, v4, v5e, v5p, v6e" in generation.stderr
+    cloud = run_cli("stages", *mlp, "v5litepod-16")  # Cloud's accelerator type, not a slice
+    assert cloud.exit_code == 2
+    assert "v5litepod-16 is a Cloud TPU accelerator type; as a slice: v5e:4x4" in cloud.stderr
+    assert "a slice name is GENERATION:SHAPE" in run_cli("stages", *mlp, "v4-8").stderr
+    assert "as a slice: v4:2x2x1" in run_cli("stages", *mlp, "v4-8").stderr  # 8 cores
 
 
 #: (sample, function, spec, the argument split over `data`, its dimension); the transformer's
@@ -109,8 +166,6 @@ def test_samples_on_a_slice_equal_plain_jax(
     split: str,
     dim: int,
 ) -> None:
-    with_axis = f"{split}=f32"  # the split leaf, written with its axis in the short form
-    del with_axis
     doc = _json(
         run_cli,
         "stages",
@@ -196,20 +251,6 @@ def test_data_parallel_step_on_v5e_has_an_all_reduce(run_cli: Callable[..., Any]
     assert "T(8,128)" in doc["stages"]["hlo"]["text"]  # TPU tiled layouts
 
 
-def test_a_refused_topology_is_exit_2(run_cli: Callable[..., Any]) -> None:
-    result = run_cli(
-        "stages",
-        f"{SAMPLES / 'mlp.py'}:predict",
-        "-s",
-        SAMPLES / "mlp.yaml",
-        "--topology",
-        "v5e:3x3",
-    )
-    assert result.exit_code == 2
-    assert "--topology v5e:3x3: libtpu refuses it" in result.stderr
-    assert "jaxinspect topologies" in result.stderr
-
-
 def test_bench_refuses_a_topology(run_cli: Callable[..., Any], tmp_path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text("topology: v5e:2x2\nargs: {x: 'f32[8]'}\n")
@@ -242,6 +283,45 @@ def test_libtpu_noise_stays_off_stderr() -> None:
     debug = subprocess.run([*args, "--debug"], capture_output=True, text=True, env=env, timeout=300)
     assert debug.returncode == 0
     assert "TPU_ACCELERATOR_TYPE" in debug.stderr
+
+
+def test_a_target_starting_jax_at_import_stays_quiet(tmp_path) -> None:
+    # The user's module starts JAX's backends itself, before jaxinspect asks for a device.
+    (tmp_path / "early.py").write_text(
+        "import jax\nDEVICES = jax.devices()\ndef f(x):\n    return x * 2\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_PLATFORMS"}
+    args = [sys.executable, "-m", "jaxinspect", "jaxpr", "early.py:f", "--arg", "x=f32[8]"]
+    run = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0 and run.stderr == ""
+    assert "mul" in run.stdout
+
+
+START = """
+import sys
+from jax._src.lib import xla_client
+from jaxinspect.pipeline.nativelog import start_libtpu_quietly
+start_libtpu_quietly()
+print("loaded", xla_client.pjrt_plugin_loaded("tpu"))
+import jax
+jax.config.update("jax_num_cpu_devices", 3)  # no backend started: still allowed
+print("cpu", len(jax.devices("cpu")))
+"""
+
+
+@pytest.mark.parametrize(("platforms", "loaded"), [(None, True), ("cpu", False)])
+def test_libtpu_starts_quietly_only_where_jax_would_start_it(
+    platforms: str | None, loaded: bool
+) -> None:
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_PLATFORMS"}
+    if platforms:
+        env["JAX_PLATFORMS"] = platforms
+    run = subprocess.run(
+        [sys.executable, "-c", START], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["loaded", str(loaded), "cpu", "3"]
+    assert run.stderr == ""
 
 
 def test_ci_gate_no_new_all_gather_on_v5e(

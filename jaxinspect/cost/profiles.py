@@ -26,6 +26,8 @@ class DeviceProfile:
     device_kinds: tuple[str, ...] = ()
     #: The public page the figures are read from, where there is one.
     url: str | None = None
+    #: TensorCores per chip (two on TPU v3, v4, v5p): a device of one core holds half the HBM.
+    tensorcores: int = 1
 
     def peak_for(self, dtype: str | None) -> tuple[float, str]:
         """Peak FLOP/s for ``dtype`` and the element type it was read for (f32 as fallback)."""
@@ -80,6 +82,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         "32 GiB per chip; f32 assumed at 1/4 of bf16, an estimate",
         ("TPU v3",),
         f"{_TPU_DOCS}v3",
+        tensorcores=2,
     ),
     DeviceProfile(
         "tpu-v4",
@@ -92,6 +95,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         "an estimate",
         ("TPU v4",),
         f"{_TPU_DOCS}v4",
+        tensorcores=2,
     ),
     DeviceProfile(
         "tpu-v5e",
@@ -115,6 +119,7 @@ PROFILES: tuple[DeviceProfile, ...] = (
         "(918 TOP/s, as widely reported; not on that page) and f32 at 1/4, estimates",
         ("TPU v5", "TPU v5p"),
         f"{_TPU_DOCS}v5p",
+        tensorcores=2,
     ),
     DeviceProfile(
         "tpu-v6e",
@@ -165,7 +170,11 @@ def find_profile(name: str) -> DeviceProfile:
 
 
 def profile_for_kind(device_kind: str) -> DeviceProfile | None:
-    """The built-in profile of a device JAX names ``device_kind``, if there is one."""
+    """The built-in profile of a device JAX names ``device_kind``, if there is one.
+
+    libtpu 0.0.42 names its chips "TPU v3", "TPU v4", "TPU v5 lite" (v5e), "TPU v5" (v5p) and
+    "TPU v6 lite" (v6e), for described slices as on the hardware.
+    """
     for profile in PROFILES:
         if device_kind in profile.device_kinds:
             return profile

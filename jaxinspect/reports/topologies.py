@@ -17,6 +17,8 @@ class SliceInfo:
     hbm_bytes: int | None
     #: The ``cost --device`` profile of the chip, or ``None``.
     profile: str | None
+    #: Where ``hbm_bytes`` comes from (the profile's cited source), or why it is ``None``.
+    hbm_source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,3 +29,5 @@ class TopologiesReport:
     slices: tuple[SliceInfo, ...]
     #: Names tried that this libtpu refused (e.g. a newer generation).
     refused: tuple[str, ...] = ()
+    #: The public pages the chips' HBM figures are read from, one per generation listed.
+    sources: tuple[str, ...] = ()

@@ -32,5 +32,7 @@ def render_topologies(report: TopologiesReport) -> RenderableType:
     parts: list[RenderableType] = [table]
     if report.refused:
         parts.append(Text(f"refused by this libtpu: {', '.join(report.refused)}"))
+    if report.sources:
+        parts.append(Text(f"HBM per chip from {', '.join(report.sources)}"))
     parts.append(Text("Other shapes of these generations may work too: try --topology NAME."))
     return Group(*parts)

@@ -18,7 +18,7 @@ def render_topologies_json(report: TopologiesReport) -> str:
 
 
 def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
-    """The document: libtpu's version, the accepted slices, the refused names."""
+    """The document: libtpu's version, the accepted slices, the refused names, the sources."""
     return {
         "schema_version": SCHEMA_VERSION,
         "libtpu_version": report.libtpu_version,
@@ -30,8 +30,10 @@ def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
                 "kind": s.kind,
                 "hbm_bytes_per_chip": s.hbm_bytes,
                 "profile": s.profile,
+                "hbm_source": s.hbm_source,
             }
             for s in report.slices
         ],
         "refused": list(report.refused),
+        "sources": list(report.sources),
     }
