@@ -29,7 +29,7 @@ COMMANDS: dict[str, str] = {
     "recompile": "recompile",
     "spec": "spec",
     "topologies": "topologies",
-    "report": "html_report",
+    "report": "report",
     "memory": "memory",
     "passes": "passes",
 }
