@@ -128,6 +128,10 @@ def test_clicking_an_op_shows_its_source_line(page: Any) -> None:
     print(f"screenshot: {ARTIFACTS / 'report.png'}")
     page.locator("#close").click()
     assert page.locator("#details").is_hidden()
+    page.locator("svg.graph g.node.parameter").first.focus()  # by keyboard: Tab, Enter
+    page.keyboard.press("Enter")
+    assert page.locator("#details dd.f-opcode").inner_text() == "parameter"
+    page.locator("#close").click()
 
 
 def test_a_table_row_brings_its_node_into_view_and_zoom_resizes(page: Any) -> None:

@@ -51,6 +51,9 @@
     // From a table row or a chart: bring the node into view; from the graph: it is in view.
     var fromGraph = el.classList.contains("node");
     el.addEventListener("click", function () { show(el.getAttribute("data-op"), !fromGraph); });
+    el.addEventListener("keydown", function (e) {  // graph nodes are focusable: Tab, Enter
+      if (e.key === "Enter") show(el.getAttribute("data-op"), !fromGraph);
+    });
   });
 
   document.querySelectorAll("table.sortable").forEach(function (table) {
