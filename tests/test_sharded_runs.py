@@ -13,12 +13,14 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import jsonschema
 import numpy as np
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from conftest import SAMPLES
+from jaxinspect.renderers.jsondoc import SCHEMAS_DIR
 
 S = jax.ShapeDtypeStruct
 SHARDED = SAMPLES / "sharded.py"
@@ -38,7 +40,11 @@ sharded = _load_sample()
 def _stages(run_cli: Callable[..., Any], *args: str) -> dict[str, Any]:
     result = run_cli("stages", *args, "--format", "json", "--runs", "2")
     assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    # Sharded runs fill the fields a one-device run leaves empty: each is in the schema.
+    schema = json.loads((SCHEMAS_DIR / "stages.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    return doc
 
 
 def _mesh(shape: tuple[int, ...], names: tuple[str, ...]) -> jax.sharding.Mesh:
