@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from jaxinspect.atomicfile import write_atomically
 from jaxinspect.errors import UsageError
-from jaxinspect.htmlreport.write import write_atomically
 from jaxinspect.reports.bench import (
     COLD_PHASES,
     BenchReport,

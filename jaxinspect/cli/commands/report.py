@@ -50,11 +50,11 @@ def report(
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     with errors_to_exit_codes(debug):
+        from jaxinspect.atomicfile import write_atomically
         from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
         from jaxinspect.cost.profiles import find_profile
         from jaxinspect.htmlreport.data import build_report_data
         from jaxinspect.htmlreport.render import render_html
-        from jaxinspect.htmlreport.write import write_atomically
         from jaxinspect.inputs.target import load_target
 
         profile = None if device is None else find_profile(device)

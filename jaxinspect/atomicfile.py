@@ -1,4 +1,8 @@
-"""Write a file atomically: a reader (or a killed run) sees the old file or the new one."""
+"""Write a file atomically: a reader (or a killed run) sees the old file or the new one.
+
+Shared by the files users keep: bench baselines and HTML reports (snapshots have their own
+commit protocol in ``snapshot/commit.py``).
+"""
 
 from __future__ import annotations
 
