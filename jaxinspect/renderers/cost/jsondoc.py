@@ -11,7 +11,7 @@ from jaxinspect.cost.roofline import RooflinePoint
 from jaxinspect.cost.xlacost import XlaCost
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.renderers.jsondoc import source_to_dict as _source
-from jaxinspect.renderers.stages.jsondoc import stages_to_dict
+from jaxinspect.renderers.stages.jsondoc import run_keys, stages_to_dict
 from jaxinspect.reports.cost import CostReport
 
 #: The schema this document follows, and its version: bump both on any incompatible change of
@@ -32,21 +32,6 @@ ROOFLINE_NOTE = (
 )
 
 
-#: Top-level keys shared with the ``stages`` report.
-_RUN_KEYS = (
-    "target",
-    "function",
-    "composition",
-    "backend",
-    "devices",
-    "mesh",
-    "collectives",
-    "communication_bytes",
-    "jax_version",
-    "jaxlib_version",
-    "x64",
-    "args",
-)
 #: JAX's own figures when ``cost_analysis()`` failed (the reason is under ``unavailable``).
 _NO_JAX_COST: dict[str, Any] = {
     "flops": None,
@@ -61,7 +46,8 @@ _NO_JAX_COST: dict[str, Any] = {
 def cost_to_dict(report: CostReport) -> dict[str, Any]:
     """The document: run facts, ``cost.*``, ``memory.*`` and the reasons for nulls."""
     base = stages_to_dict(report.source)
-    doc = {k: base[k] for k in _RUN_KEYS if k in base}
+    # The program's collectives travel with its cost.
+    doc = run_keys(base, extra=("collectives", "communication_bytes"))
     jax_cost = {k: v for k, v in (base["cost"] or _NO_JAX_COST).items() if k in _NO_JAX_COST}
     doc.update(
         schema_version=SCHEMA_VERSION,

@@ -7,7 +7,7 @@ from typing import Any
 from jaxinspect.cost.bufferassign import Allocation
 from jaxinspect.cost.sourcemap import SourceLocation
 from jaxinspect.renderers.jsondoc import json_text
-from jaxinspect.renderers.stages.jsondoc import stages_to_dict
+from jaxinspect.renderers.stages.jsondoc import run_keys, stages_to_dict
 from jaxinspect.reports.memory import MemoryPeak, MemoryReport, PeakBuffer, TimelinePoint
 
 #: The schema this document follows, and its version: bump both on any incompatible change of
@@ -15,19 +15,6 @@ from jaxinspect.reports.memory import MemoryPeak, MemoryReport, PeakBuffer, Time
 SCHEMA = "memory.schema.json"
 SCHEMA_VERSION = 1
 
-#: Top-level keys shared with the ``stages`` report.
-_RUN_KEYS = (
-    "target",
-    "function",
-    "composition",
-    "backend",
-    "devices",
-    "mesh",
-    "jax_version",
-    "jaxlib_version",
-    "x64",
-    "args",
-)
 #: The keys read off XLA's buffer assignment; all null together when there is none.
 _ASSIGNMENT_KEYS = ("peak", "buffers", "timeline", "allocations", "by_kind", "figures")
 
@@ -40,7 +27,7 @@ def render_memory_json(report: MemoryReport) -> str:
 def memory_to_dict(report: MemoryReport) -> dict[str, Any]:
     """The document: run facts, ``memory.*`` and the reasons for nulls."""
     base = stages_to_dict(report.source)
-    doc = {k: base[k] for k in _RUN_KEYS if k in base}
+    doc = run_keys(base)
     memory: dict[str, Any] = dict.fromkeys(_ASSIGNMENT_KEYS)
     if report.peak is not None:
         memory.update(_assignment(report.peak))

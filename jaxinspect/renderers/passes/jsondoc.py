@@ -5,27 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from jaxinspect.renderers.jsondoc import json_text
-from jaxinspect.renderers.stages.jsondoc import stages_to_dict
+from jaxinspect.renderers.stages.jsondoc import run_keys, stages_to_dict
 from jaxinspect.reports.passes import PassesReport, PassStep
 
 #: The schema this document follows, and its version: bump both on any incompatible change of
 #: paths or meanings (a test checks that they agree).
 SCHEMA = "passes.schema.json"
 SCHEMA_VERSION = 1
-
-#: Top-level keys shared with the ``stages`` report.
-_RUN_KEYS = (
-    "target",
-    "function",
-    "composition",
-    "backend",
-    "devices",
-    "mesh",
-    "jax_version",
-    "jaxlib_version",
-    "x64",
-    "args",
-)
 
 
 def render_passes_json(report: PassesReport) -> str:
@@ -36,7 +22,7 @@ def render_passes_json(report: PassesReport) -> str:
 def passes_to_dict(report: PassesReport) -> dict[str, Any]:
     """The document: run facts, ``passes[]``, ``totals`` and the reasons for nulls."""
     base = stages_to_dict(report.source)
-    doc = {k: base[k] for k in _RUN_KEYS if k in base}
+    doc = run_keys(base)
     totals = report.totals
     doc.update(
         schema_version=SCHEMA_VERSION,

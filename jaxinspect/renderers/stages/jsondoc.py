@@ -28,6 +28,27 @@ def render_json(report: InspectionReport) -> str:
     return json_text(stages_to_dict(report))
 
 
+#: Top-level keys that say what ran where: every report of a run (cost, memory, passes) starts
+#: with them, as the stages report has them.
+RUN_KEYS = (
+    "target",
+    "function",
+    "composition",
+    "backend",
+    "devices",
+    "mesh",
+    "jax_version",
+    "jaxlib_version",
+    "x64",
+    "args",
+)
+
+
+def run_keys(stages: dict[str, Any], extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``RUN_KEYS`` (and ``extra``) of a stages document, for another report of the same run."""
+    return {k: stages[k] for k in (*RUN_KEYS, *extra) if k in stages}
+
+
 def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
     """The report as the JSON document described by ``schemas/stages.schema.json``."""
     stages: dict[str, Any] = {}
