@@ -126,6 +126,10 @@ def bench(
         if (fail_on is not None or strict_env) and baseline is None:
             raise UsageError("--fail-on and --strict-env compare with a --baseline FILE")
         rules = parse_gate_rules(fail_on)
+        if save is not None:  # resolved before the user's code can change the folder
+            from jaxinspect.cli.outputs import output_path
+
+            save = output_path(save, "--save", stdout_ok=False, why="stdout carries the report")
         stored = None if baseline is None else load_baseline(baseline)
         sources = _sources(shapes, arg, case, compare, tuple(donate or ()), mesh, devices)
         main, others = sources[0], sources[1:]

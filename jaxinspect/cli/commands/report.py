@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
 
 def report(
     target: TargetArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The HTML file to write (- for stdout).")
+    ],
     shapes: ShapesOpt = None,
     arg: ArgOpt = None,
     backend: BackendOpt = None,
@@ -51,12 +53,14 @@ def report(
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     with errors_to_exit_codes(debug):
         from jaxinspect.atomicfile import write_atomically
+        from jaxinspect.cli.outputs import is_stdout, output_path
         from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
         from jaxinspect.cost.profiles import find_profile
         from jaxinspect.htmlreport.data import build_report_data
         from jaxinspect.htmlreport.render import render_html
         from jaxinspect.inputs.target import load_target
 
+        destination = output_path(out, "--out")
         profile = None if device is None else find_profile(device)
         spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
         loaded = load_target(target)
@@ -71,6 +75,9 @@ def report(
                 measure_runs=20 if measure else None,
             )
         html = render_html(data)
-        write_atomically(out, html, what="the report")
+        if is_stdout(destination):
+            sys.stdout.write(html)
+            return
+        write_atomically(destination, html, what="the report")
         size = len(html.encode("utf-8"))
         print(f"jaxinspect: wrote {out} ({size / 1e6:.2f} MB)", file=sys.stderr)

@@ -32,7 +32,9 @@ def spec(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the spec to this file (from: paths relative to it)."
+            "--output",
+            "-o",
+            help="Write the spec to this file (from: paths relative to it; - for stdout).",
         ),
     ] = None,
     debug: DebugOpt = False,
@@ -43,18 +45,19 @@ def spec(
     TrainState, an optimizer state, a module) become `from:` nodes with a `path:`.
     """
     with errors_to_exit_codes(debug):
+        from jaxinspect.atomicfile import write_atomically
+        from jaxinspect.cli.outputs import is_stdout, output_path
         from jaxinspect.inputs.specwriter import write_spec_text
         from jaxinspect.inputs.target import load_target
 
-        text = write_spec_text(load_target(target), factory, _kwargs(kwarg), output=output)
-        if output is None:
+        given = None if output is None or is_stdout(output) else output
+        dest = None if given is None else output_path(given, "--output")
+        text = write_spec_text(load_target(target), factory, _kwargs(kwarg), output=dest)
+        if dest is None:
             sys.stdout.write(text)
             return
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--output {output}: cannot write: {exc}") from None
-        typer.echo(f"wrote {output}", err=True)
+        write_atomically(dest, text, what="the spec")
+        typer.echo(f"wrote {given}", err=True)
 
 
 def _kwargs(options: list[str] | None) -> dict[str, Any]:
