@@ -37,7 +37,7 @@ from jaxinspect.snapshot.model import (
     summary_to_dict,
 )
 from jaxinspect.snapshot.textdiff import LineDiff
-from jaxinspect.snapshot.validate import CorruptSnapshotError, parse_summary
+from jaxinspect.snapshot.validate import CorruptSnapshotError, NewerSnapshotError, parse_summary
 from jaxinspect.snapshot.view import has_snapshot, read_committed
 
 __all__ = ["STAGING_DIR", "CorruptSnapshotError"]
@@ -88,6 +88,43 @@ def locked(folder: Path, *, follow_symlink: bool = True) -> Iterator[int]:
             yield dir_fd
     finally:
         os.close(dir_fd)
+
+
+def check_destination(folder: Path) -> None:
+    """Refuse a non-empty folder that holds no snapshot as the place to write one.
+
+    ``snapshot --out`` replaces a snapshot's own files; in a folder of the user's own files
+    it would replace their ``summary.json`` or ``hlo.txt`` without a word.
+
+    Raises:
+        UsageError: ``folder`` holds files and no readable snapshot.
+    """
+    try:
+        names = sorted(set(os.listdir(folder)) - {LOCK_FILE, STAGING_DIR})
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # not a folder, unreadable: the write names the problem
+    if not names or _holds_snapshot(folder):
+        return
+    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    raise UsageError(
+        f"{folder} is not empty and holds no jaxinspect snapshot ({shown}): "
+        "refusing to write a snapshot into it",
+        hint="Name a new or empty folder, or a snapshot folder to replace.",
+    )
+
+
+def _holds_snapshot(folder: Path) -> bool:
+    if not is_snapshot(folder):
+        return False
+    try:
+        read_snapshot(folder)
+    except NewerSnapshotError:
+        return True  # ours, from a newer jaxinspect
+    except UsageError:
+        return False  # someone else's summary.json, or a damaged snapshot: the user decides
+    return True
 
 
 def write_snapshot(folder: Path, snapshot: Snapshot, *, follow_symlink: bool = True) -> None:
