@@ -9,7 +9,9 @@ lowering, compiling, executing) does so inside ``user_code``. There:
 - its writes to stdout go to stderr, at the Python level (``sys.stdout``) and at the
   file-descriptor level (fd 1, which C code, ``os.write(1, ...)`` and child processes use), so
   stdout carries the report alone and ``--format json`` stays parseable;
-- ``sys.stdout`` and ``sys.stderr`` are put back even if the code replaced or closed them.
+- ``sys.stdout`` and ``sys.stderr`` are put back even if the code replaced or closed them;
+- the working folder and ``sys.path`` are put back, and a module that shadows one of
+  jaxinspect's dependencies is forgotten (``procstate.process_state_kept``).
 
 No jax import here: the module is on the path of ``load_target``.
 """
@@ -24,6 +26,7 @@ from jaxinspect.cli.interrupts import sigint_received
 from jaxinspect.cli.streams import stdout_to_stderr
 from jaxinspect.errors import JaxInspectError, StageError
 from jaxinspect.pipeline.errtrace import format_user_failure
+from jaxinspect.pipeline.procstate import process_state_kept
 
 
 @contextmanager
@@ -41,7 +44,7 @@ def user_code(
     Raises:
         StageError: The block raised anything but a ``JaxInspectError`` or a real Ctrl-C.
     """
-    with stdout_to_stderr():
+    with stdout_to_stderr(), process_state_kept():
         try:
             yield
             _wait_for_effects()
