@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
 	$(BIN)/python tests/benchmarks/bench_cli_fuzz.py
 	$(BIN)/python tests/benchmarks/bench_check_jobs.py
+	$(BIN)/python tests/benchmarks/bench_check_isolation.py
 	$(BIN)/python tests/benchmarks/bench_latency_gate.py
 	$(BIN)/python tests/benchmarks/bench_topology.py
 	$(BIN)/python tests/benchmarks/bench_cost_measure.py

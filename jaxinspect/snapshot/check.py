@@ -8,6 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.errors import StageError, UsageError
+from jaxinspect.pipeline.jaxconfig import (
+    ConfigChanges,
+    changes_since,
+    configured,
+    forget_traces,
+    same_changes,
+)
 from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
 from jaxinspect.snapshot.compare import diff_snapshots
 from jaxinspect.snapshot.manifest import Manifest, ManifestTarget
@@ -75,20 +82,97 @@ def capture_all(targets: tuple[ManifestTarget, ...], jobs: int) -> list[Snapshot
     """Each target's snapshot, or how its code failed, in the order given.
 
     Loading (importing the user's file, reading the spec) runs one target at a time, since
-    imports share ``sys.modules``; the pipeline runs in up to ``jobs`` threads.
+    imports share ``sys.modules``; the pipeline runs in up to ``jobs`` threads. Each target
+    compiles with JAX's configuration as the process started plus what its own module's
+    import changed (``pipeline/jaxconfig.py``), so no target changes another's verdict.
     """
+    from jaxinspect.pipeline.jaxconfig import read_config
     from jaxinspect.pipeline.placement import reserve_devices
 
     specs = [_spec(item) for item in targets]
     # Every target's CPU devices exist before the first import can start JAX.
     reserve_devices([s for s, item in zip(specs, targets, strict=True) if not item.backend], None)
-    loaded = [_load_or_failure(item, spec) for item, spec in zip(targets, specs, strict=True)]
+    base = read_config()  # before any user code
+    loaded = _load_all(targets, specs, base)
     if jobs <= 1 or len(targets) <= 1:
-        return [_capture_or_failure(item) for item in loaded]
+        return [_capture_configured(item, base, changes) for item, changes in loaded]
+    out: list[Snapshot | StageError | None] = [None] * len(loaded)
+    for changes, indexes in _groups(loaded):
+        taken = _capture_group(loaded, indexes, base, changes, jobs)
+        for index, one in zip(indexes, taken, strict=True):
+            out[index] = one
+    return [one for one in out if one is not None]
+
+
+def _load_all(
+    targets: tuple[ManifestTarget, ...], specs: list[Any], base: dict[str, Any]
+) -> list[tuple[tuple[ManifestTarget, Any, Any] | StageError, ConfigChanges]]:
+    """Each target loaded, with what its module's import changed in JAX's configuration.
+
+    A module is imported once for all its targets: the changes of its first import hold for
+    every target of the file, as they would in a process that ran any one of them alone.
+    """
+    by_file: dict[str, ConfigChanges] = {}
+    out = []
+    for item, spec in zip(targets, specs, strict=True):
+        with configured(base, ()):
+            loaded = _load_or_failure(item, spec)
+            changes = changes_since(base)
+        source = None if isinstance(loaded, StageError) else loaded[1].source_file
+        if source is not None:
+            changes = by_file.setdefault(source, changes)
+        out.append((loaded, changes))
+    return out
+
+
+def _groups(
+    loaded: list[tuple[Any, ConfigChanges]],
+) -> list[tuple[ConfigChanges, list[int]]]:
+    """Target indexes by the configuration they compile with, in order of first use."""
+    groups: list[tuple[ConfigChanges, list[int]]] = []
+    for index, (_, changes) in enumerate(loaded):
+        for known, indexes in groups:
+            if same_changes(known, changes):
+                indexes.append(index)
+                break
+        else:
+            groups.append((changes, [index]))
+    return groups
+
+
+def _capture_group(
+    loaded: list[tuple[Any, ConfigChanges]],
+    indexes: list[int],
+    base: dict[str, Any],
+    changes: ConfigChanges,
+    jobs: int,
+) -> list[Snapshot | StageError]:
+    """Capture targets sharing one configuration in ``jobs`` threads.
+
+    A target that changed the configuration while it compiled (not at import) may have
+    changed its neighbours' compilations: the group is then captured again one target at a
+    time from fresh caches, each with the configuration put back, as ``--jobs 1`` does.
+    """
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="jaxinspect-check") as pool:
-        return list(pool.map(_capture_or_failure, loaded))
+    items = [loaded[i][0] for i in indexes]
+    with configured(base, changes):
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="jaxinspect-check") as pool:
+            taken = list(pool.map(_capture_or_failure, items))
+        unchanged = not changes_since({**base, **dict(changes)})
+    if unchanged:
+        return taken
+    forget_traces()  # a trace made while the configuration changed under it is cached
+    return [_capture_configured(item, base, changes) for item in items]
+
+
+def _capture_configured(
+    item: tuple[ManifestTarget, Any, Any] | StageError,
+    base: dict[str, Any],
+    changes: ConfigChanges,
+) -> Snapshot | StageError:
+    with configured(base, changes):
+        return _capture_or_failure(item)
 
 
 def _spec(item: ManifestTarget) -> Any:
