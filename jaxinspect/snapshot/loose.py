@@ -36,7 +36,12 @@ _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<
 _MLIR_SHORT = {"return": "func.return", "call": "func.call"}
 # ``stablehlo.reduce(...) applies stablehlo.add`` is a compact body: the op and a return.
 _MLIR_APPLIES = re.compile(r"\bapplies\s+([a-z_]+\.[\w.]+)")
-_JAXPR_EQN = re.compile(r"^\s*(?:[\w]+:\S+\s+)*(?:_\S*\s+)*=\s+([a-z_][\w]*)")
+# An equation starts a line, or follows ``let`` or ``;`` where JAX prints a short jaxpr (or a
+# nested one) on one line: ``{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0 in``.
+_JAXPR_EQN = re.compile(
+    r"(?:^[ \t]*|\blet[ \t]+|;[ \t]+)(?:[\w]+:\S+[ \t]+)*(?:_\S*[ \t]+)*=[ \t]+([a-z_][\w]*)",
+    re.MULTILINE,
+)
 
 
 def guess_stage(text: str) -> str:
@@ -56,8 +61,13 @@ def text_op_counts(stage: str, text: str) -> OpCounts:
     elif stage == "stablehlo":
         counts = _mlir_counts(text)
     else:
-        counts = Counter(m.group(1) for line in text.splitlines() if (m := _JAXPR_EQN.match(line)))
+        counts = _jaxpr_counts(text)
     return _sorted(counts)
+
+
+def _jaxpr_counts(text: str) -> Counter[str]:
+    """Primitives of every equation, one per line or several on a line (short jaxprs)."""
+    return Counter(match.group(1) for match in _JAXPR_EQN.finditer(text))
 
 
 def _mlir_counts(text: str) -> Counter[str]:
