@@ -43,7 +43,7 @@ def render_html(data: ReportData) -> str:
         f"{html}</details></section>"
         for key, title, html in sections
     )
-    ops = json.dumps(_op_details(data), sort_keys=True).replace("</", "<\\/")
+    ops = embedded_json(_op_details(data))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>jaxinspect report: {escape(src.target)}</title>"
@@ -374,3 +374,17 @@ def _kv(rows: list[tuple[str, str]]) -> str:
         + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
         + "</table>"
     )
+
+
+#: JSON escapes for the characters that can end or change an HTML script element's text.
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def embedded_json(value: object) -> str:
+    """``value`` as JSON to embed in a ``<script>`` element, with no ``<``, ``>`` or ``&``.
+
+    ``</script>`` ends the element and ``<!--<script>`` puts the HTML parser in a state
+    where the page's own next ``</script>`` no longer ends it, so the report's script is
+    swallowed as data; JSON's ``\\u003c`` escapes read back as the same strings.
+    """
+    return json.dumps(value, sort_keys=True).translate(_SCRIPT_SAFE)
