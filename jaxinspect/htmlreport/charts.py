@@ -1,12 +1,10 @@
-"""Inline SVG charts of the report: latency histogram, memory timeline, roofline, the graph."""
+"""Inline SVG charts of the report: latency histogram, memory timeline, roofline."""
 
 from __future__ import annotations
 
 import math
 from html import escape
 
-from jaxinspect.cost.collectives import COLLECTIVES
-from jaxinspect.htmlreport.graph import Graph, GraphNode
 from jaxinspect.renderers.units import format_bytes, format_rate, format_seconds
 
 _W, _H, _PAD = 640, 220, 44
@@ -101,54 +99,6 @@ def roofline_svg(
         )
     parts.append(_label(_W - _PAD, _PAD - 8, f"peak {format_rate(peak_flops, 'FLOP/s')}", "end"))
     return _svg(parts, "roofline")
-
-
-def graph_svg(graph: Graph) -> str:
-    """Nodes as boxes sized by their weight, edges as lines; a node's id is its instruction."""
-    heaviest = max((n.weight for n in graph.nodes), default=0.0) or 1.0
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" width="{graph.width:.0f}" '
-        f'height="{graph.height:.0f}" viewBox="0 0 {graph.width:.0f} {graph.height:.0f}" '
-        'role="img" aria-label="entry computation">'
-    ]
-    for source, user in graph.edges:
-        a, b = graph.nodes[source], graph.nodes[user]
-        parts.append(
-            f'<line class="edge" x1="{a.x:.1f}" y1="{a.y:.1f}" x2="{b.x:.1f}" y2="{b.y:.1f}"/>'
-        )
-    for node in graph.nodes:
-        scale = math.sqrt(node.weight / heaviest) if node.weight > 0 else 0.0
-        label = _clip(_node_label(node), 20)
-        # At least as wide as its label (11px text: about 6.6px a character).
-        w, h = max(70 + 60 * scale, 6.6 * len(label) + 12), 22 + 14 * scale
-        title = f"{node.name} = {node.opcode} {node.shape}"
-        parts.append(
-            f'<g class="node {escape(node.opcode)}{_collective(node.opcode)}" '
-            f'data-op="{escape(node.name)}" tabindex="0">'
-            f'<rect x="{node.x - w / 2:.1f}" y="{node.y - h / 2:.1f}" width="{w:.1f}" '
-            f'height="{h:.1f}" rx="4"/>'
-            f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}">{escape(label)}</text>'
-            f"<title>{escape(title)}</title></g>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _node_label(node: GraphNode) -> str:
-    """A parameter by the argument it holds, anything else by its name (as in the tables)."""
-    if node.opcode == "parameter" and node.op_name:
-        return node.op_name
-    return node.name
-
-
-def _collective(opcode: str) -> str:
-    """An extra class for collectives (async ``-start``/``-done`` halves included)."""
-    bare = opcode.removesuffix("-start").removesuffix("-done")
-    return " collective" if bare in COLLECTIVES else ""
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _frame(title: str, x_label: str, y_label: str) -> str:

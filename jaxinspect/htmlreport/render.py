@@ -14,8 +14,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
+from jaxinspect.htmlreport.charts import histogram_svg, roofline_svg, timeline_svg
 from jaxinspect.htmlreport.data import ReportData
+from jaxinspect.htmlreport.graphpage import graph_section
 from jaxinspect.renderers.cost.tables import source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
@@ -27,7 +28,7 @@ def render_html(data: ReportData) -> str:
     src = data.source
     sections = [
         ("summary", "Summary", _summary(data)),
-        ("graph", "Graph of the entry computation", _graph(data)),
+        ("graph", "Graph of the entry computation", graph_section(data.graph)),
         ("cost", "Cost per op", _cost_tables(data)),
         ("roofline", "Roofline", _roofline(data)),
         ("latency", "Latency", _latency(data)),
@@ -44,6 +45,10 @@ def render_html(data: ReportData) -> str:
         for key, title, html in sections
     )
     ops = json.dumps(_op_details(data), sort_keys=True).replace("</", "<\\/")
+    contexts = json.dumps(
+        {key: [c.first, c.line, list(c.lines)] for key, c in data.contexts.items()},
+        sort_keys=True,
+    ).replace("</", "<\\/")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>jaxinspect report: {escape(src.target)}</title>"
@@ -53,6 +58,8 @@ def render_html(data: ReportData) -> str:
         f'<div id="details-body"></div></aside>'
         f"<main>{body}</main>"
         f'<script type="application/json" id="ops">{ops}</script>'
+        f'<script type="application/json" id="sources">{contexts}</script>'
+        f"<script>{(_ASSETS / 'graph.js').read_text()}</script>"
         f"<script>{(_ASSETS / 'report.js').read_text()}</script></body></html>\n"
     )
 
@@ -108,19 +115,6 @@ def _summary(data: ReportData) -> str:
         html += "<details><summary>Values not available, and why</summary><ul>"
         html += "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></details>"
     return html
-
-
-def _graph(data: ReportData) -> str:
-    graph = data.graph
-    by = f"node size: {graph.weighted_by}" if graph.weighted_by else ""
-    return (
-        f'<p class="note">{len(graph.nodes)} instructions of the ENTRY computation, operands '
-        f"above their users; {escape(by)}. Click a node for its jaxpr equation and source "
-        f'line.</p><div class="zoom">zoom <button type="button" data-zoom="0.8">−</button>'
-        '<button type="button" data-zoom="1.25">+</button>'
-        '<button type="button" data-zoom="1">1:1</button></div>'
-        f'<div class="scroll" id="graph-view">{graph_svg(graph)}</div>'
-    )
 
 
 def _cost_tables(data: ReportData) -> str:
@@ -337,7 +331,7 @@ def _kind(token: str) -> str:
     return "l" if token.startswith("loc(") else "t"
 
 
-def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
+def _op_details(data: ReportData) -> dict[str, dict[str, Any]]:
     return {
         name: {
             "opcode": op.opcode,
@@ -348,6 +342,7 @@ def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
             "inside": None if op.flops_inside is None else format_count(op.flops_inside),
             "bytes": None if op.bytes_accessed is None else format_bytes(op.bytes_accessed),
             "measured": None if not op.measured_s else format_seconds(op.measured_s),
+            "stack": list(op.stack),
         }
         for name, op in data.ops.items()
     }
