@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browserpage import CHROMIUM, LOCAL, opened
 
 from conftest import ROOT, SAMPLES
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (a dev extra; CI installs it)"
 )
@@ -56,26 +55,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(report_file: Path) -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.problems = []  # console errors and page errors
-        page.requests = []  # every URL the page asked for
-
-        def route(r: Any) -> None:
-            url = r.request.url
-            page.requests.append(url)
-            if url.startswith(("file:", "data:", "blob:")):
-                r.continue_()
-            else:
-                r.abort()
-
-        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: page.problems.append(str(e)))
-        page.route("**/*", route)
-        page.goto(report_file.as_uri())
+    with opened(playwright, report_file, 1280, 900) as page:
         yield page
-        browser.close()
 
 
 def test_every_section_renders(page: Any) -> None:
@@ -189,4 +170,4 @@ def test_the_stablehlo_downloads_as_stablehlo_debug_info_prints_it(page: Any) ->
 def test_no_console_errors_and_no_network(page: Any) -> None:
     assert page.problems == []
     assert page.requests, "the route saw no request: it would not see a network request either"
-    assert [u for u in page.requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    assert [u for u in page.requests if not u.startswith(LOCAL)] == []
