@@ -257,3 +257,14 @@ def test_stablehlo_debug_info_prints_locations(run_cli: Callable[..., Any]) -> N
 
 def test_help_lists_the_command(run_cli: Callable[..., Any]) -> None:
     assert "report" in run_cli("--help").stdout
+
+
+def test_chart_ticks_are_round_values_within_the_axis() -> None:
+    from jaxinspect.htmlreport.charts import byte_ticks, decade_ticks, nice_ticks
+
+    assert nice_ticks(0, 37) == [0, 10, 20, 30]
+    assert nice_ticks(0.0013, 0.0049) == [0.002, 0.003, 0.004]
+    assert nice_ticks(5, 5) == [5]
+    assert byte_ticks(3.2 * 2**20) == [0, 2**20, 2 * 2**20, 3 * 2**20]  # whole MiB
+    assert decade_ticks(-1.3, 2.2) == [0.1, 1.0, 10.0, 100.0]
+    assert len(decade_ticks(0, 20)) <= 8

@@ -171,3 +171,25 @@ def test_no_console_errors_and_no_network(page: Any) -> None:
     assert page.problems == []
     assert page.requests, "the route saw no request: it would not see a network request either"
     assert [u for u in page.requests if not u.startswith(LOCAL)] == []
+
+
+def test_charts_carry_tick_values_and_name_their_op_on_hover(page: Any) -> None:
+    for section, at_least in (("latency", 4), ("memory", 4), ("roofline", 3)):
+        values = page.locator(f"section#{section} svg.chart text.tv").all_text_contents()
+        assert len(values) >= at_least and all(re.search(r"\d", v) for v in values), section
+    ticks = page.locator("section#memory svg.chart text.tv").all_text_contents()
+    assert any(v.endswith(("KiB", "MiB")) for v in ticks)  # bytes on the y axis
+    roofline = page.locator("section#roofline svg.chart text.tv").all_text_contents()
+    assert any(v.endswith("FLOP/s") for v in roofline) and "1" in roofline  # log decades
+    dot = page.locator("section#roofline circle.op").last
+    page.locator("section#roofline").scroll_into_view_if_needed()
+    dot.hover()
+    tip = page.locator("#tip")
+    assert tip.is_visible() and tip.inner_text().startswith(dot.get_attribute("data-op") + ":")
+    point = page.locator("section#memory circle.dot.peak")
+    point.scroll_into_view_if_needed()
+    point.hover()
+    assert tip.inner_text().startswith(point.get_attribute("data-op") + ":")
+    assert "live at step" in tip.inner_text()
+    page.mouse.move(0, 0)
+    assert tip.is_hidden()

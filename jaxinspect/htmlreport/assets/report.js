@@ -101,6 +101,25 @@
     });
   });
 
+  // ---- charts: a point names its op as the pointer reaches it (a tooltip of our own: the
+  // browser's title tooltip comes late and not at all on touch) ----
+  var tip = document.createElement("div");
+  tip.id = "tip"; tip.hidden = true;
+  document.body.appendChild(tip);
+  document.querySelectorAll("svg.chart .dot, svg.chart .bar").forEach(function (el) {
+    var title = el.querySelector("title");
+    if (!title) return;
+    el.addEventListener("mouseenter", function () {
+      var r = el.getBoundingClientRect();
+      tip.textContent = title.textContent;
+      tip.style.left = (r.right + window.scrollX + 8) + "px";
+      tip.style.top = (r.top + window.scrollY - 6) + "px";
+      tip.hidden = false;
+      el.classList.add("on");
+    });
+    el.addEventListener("mouseleave", function () { tip.hidden = true; el.classList.remove("on"); });
+  });
+
   document.querySelectorAll("a.download").forEach(function (a) {
     a.addEventListener("click", function () {
       var text = document.getElementById(a.getAttribute("data-pre")).textContent;
