@@ -3,8 +3,9 @@
 Chromium (see browserpage.py). The report is built once for the module (it compiles the 96
 blocks); each test opens it afresh.
 
-The screenshot of the folded graph that docs/report.md shows is kept in
-tests/artifacts/report-graph.png (copied to docs/ by hand when the page changes).
+The screenshots docs/report.md shows are kept in tests/artifacts/report-graph.png (the first
+screen, folded) and report-graph-layer.png (a layer opened), copied to docs/ by hand when the
+page changes.
 """
 
 from __future__ import annotations
@@ -192,12 +193,14 @@ def test_the_details_show_the_source_in_context(page: Any) -> None:
 def test_nothing_is_loaded_from_the_network_and_the_screenshot(page: Any) -> None:
     assert page.requests, "the route saw no request: it would not see a network request either"
     assert [u for u in page.requests if not u.startswith(LOCAL)] == []
-    # docs/report-graph.png: the folded 96 blocks with the first block opened by its cell.
-    page.locator("svg.graph g.group.repeat rect.cell").first.click()
-    page.locator("section#graph").scroll_into_view_if_needed()
-    page.evaluate("document.querySelector('#graph-view').scrollTop = 0")
+    # docs/report-graph.png: the first screen as loaded (the whole program, folded);
+    # docs/report-graph-layer.png: the graph with block #0 opened from its cell.
     ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-graph.png"))
+    page.locator("svg.graph g.group.repeat rect.cell").first.click()
+    page.evaluate("document.querySelector('#graph-view').scrollTop = 0")
+    page.locator("section#graph").scroll_into_view_if_needed()
     box = page.locator("section#graph").bounding_box()
     clip = {"x": 0, "y": box["y"], "width": WIDTH, "height": min(box["height"], HEIGHT)}
-    page.screenshot(path=str(ARTIFACTS / "report-graph.png"), clip=clip)
-    print(f"screenshot: {ARTIFACTS / 'report-graph.png'}")
+    page.screenshot(path=str(ARTIFACTS / "report-graph-layer.png"), clip=clip)
+    print(f"screenshots: {ARTIFACTS / 'report-graph.png'}, {ARTIFACTS / 'report-graph-layer.png'}")
