@@ -148,3 +148,23 @@ def test_the_source_in_context_is_read_relative_to_here_with_the_user_frames(
     assert contexts["model.py:3"].lines == ("line 1", "line 2", "line 3", "line 4", "line 5")
     os.remove(user_file)  # a file gone by now: no context, no error
     assert source_contexts(stacks.frames_used()) == {}
+
+
+def test_an_op_without_a_scope_does_not_split_the_run_around_it() -> None:
+    from jaxinspect.htmlreport.folding import Folder, Ref
+
+    # f's loss_of, an op XLA made (no frames), loss_of again, then two of f's own ops.
+    scopes = [
+        ("f", "f.<locals>.loss_of"),
+        ("f", "f.<locals>.loss_of"),
+        (),
+        ("f", "f.<locals>.loss_of"),
+        ("f",),
+        ("f",),
+        (),
+    ]
+    folder = Folder(list(range(len(scopes))), scopes)  # all tokens differ: no repeats
+    folder.fold_root(list(range(len(scopes))))
+    root, loss = folder.groups
+    assert root.children == [Ref(1), 4, 5, 6]  # one f-wide scope makes no group
+    assert (loss.label, loss.kind, loss.children) == ("loss_of", "scope", [0, 1, 2, 3])

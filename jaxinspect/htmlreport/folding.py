@@ -79,24 +79,43 @@ class Folder:
     def _scopes(self, seq: list[int], depth: int, parent: int) -> list[int | Ref]:
         if not seq or all(len(self.scopes[i]) <= depth for i in seq):
             return list(seq)
-        runs: list[tuple[str | None, list[int]]] = []
-        for i in seq:
-            key = self.scopes[i][depth] if len(self.scopes[i]) > depth else None
-            if runs and runs[-1][0] == key:
-                runs[-1][1].append(i)
-            else:
-                runs.append((key, [i]))
-        if len(runs) == 1:  # everything shares this scope: no group, look deeper
+        runs = self._runs(seq, depth)
+        keyed = [key for key, run in runs if key is not None or not self._unscoped(run)]
+        if len(keyed) == 1 and keyed[0] is not None:  # one scope for all: look deeper
             return self._scopes(seq, depth + 1, parent)
         out: list[int | Ref] = []
         for key, run in runs:
             if key is None or len(run) < 2:
                 out += run
                 continue
-            group = self._new(key, "scope", parent)
+            group = self._new(_short(key), "scope", parent)
             self.groups[group].children = self._fold(run, depth + 1, group)
             out.append(Ref(group))
         return out
+
+    def _runs(self, seq: list[int], depth: int) -> list[tuple[str | None, list[int]]]:
+        """Consecutive instructions with the same scope at ``depth``. One with no scope at
+        all (a copy XLA made) does not end a run that goes on after it."""
+        runs: list[tuple[str | None, list[int]]] = []
+        for i in seq:
+            key = self.scopes[i][depth] if len(self.scopes[i]) > depth else None
+            loose = not self.scopes[i] and runs and runs[-1][0] is not None
+            if runs and (runs[-1][0] == key or loose):
+                runs[-1][1].append(i)
+            else:
+                runs.append((key, [i]))
+        out: list[tuple[str | None, list[int]]] = []
+        for key, run in runs:  # what trails a run without its scope is not part of it
+            cut = len(run)
+            while key is not None and not self.scopes[run[cut - 1]]:
+                cut -= 1
+            out.append((key, run[:cut]))
+            if cut < len(run):
+                out.append((None, run[cut:]))
+        return out
+
+    def _unscoped(self, run: list[int]) -> bool:
+        return all(not self.scopes[i] for i in run)
 
     def _common_label(self, chunk: list[int], depth: int) -> str:
         """The deepest scope component every instruction of ``chunk`` shares (its function)."""
@@ -107,7 +126,12 @@ class Folder:
             common = min(common, len(other))
             while common and other[:common] != first[:common]:
                 common -= 1
-        return first[common - 1] if common else "repeat"
+        return _short(first[common - 1]) if common else "repeat"
+
+
+def _short(function: str) -> str:
+    """``train_step.<locals>.loss_of`` -> ``loss_of``: the name as written at its ``def``."""
+    return function.rsplit(".<locals>.", 1)[-1]
 
 
 def best_repeat(tokens: Sequence[Hashable]) -> tuple[int, int, int] | None:
