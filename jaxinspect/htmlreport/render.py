@@ -44,9 +44,13 @@ def render_html(data: ReportData) -> str:
         f"{html}</details></section>"
         for key, title, html in sections
     )
-    ops = json.dumps(_op_details(data), sort_keys=True).replace("</", "<\\/")
+    stacks: dict[tuple[str, ...], int] = {}  # each distinct stack once: 96 layers share two
+    ops = json.dumps(_op_details(data, stacks), sort_keys=True).replace("</", "<\\/")
     contexts = json.dumps(
-        {key: [c.first, c.line, list(c.lines)] for key, c in data.contexts.items()},
+        {
+            "lines": {key: [c.first, c.line, list(c.lines)] for key, c in data.contexts.items()},
+            "stacks": [list(stack) for stack in stacks],
+        },
         sort_keys=True,
     ).replace("</", "<\\/")
     return (
@@ -331,7 +335,9 @@ def _kind(token: str) -> str:
     return "l" if token.startswith("loc(") else "t"
 
 
-def _op_details(data: ReportData) -> dict[str, dict[str, Any]]:
+def _op_details(data: ReportData, stacks: dict[tuple[str, ...], int]) -> dict[str, dict[str, Any]]:
+    """What the details panel shows, by instruction; ``stacks`` collects each distinct stack
+    (an op names its stack by index)."""
     return {
         name: {
             "opcode": op.opcode,
@@ -342,7 +348,7 @@ def _op_details(data: ReportData) -> dict[str, dict[str, Any]]:
             "inside": None if op.flops_inside is None else format_count(op.flops_inside),
             "bytes": None if op.bytes_accessed is None else format_bytes(op.bytes_accessed),
             "measured": None if not op.measured_s else format_seconds(op.measured_s),
-            "stack": list(op.stack),
+            "stack": stacks.setdefault(op.stack, len(stacks)),
         }
         for name, op in data.ops.items()
     }

@@ -26,7 +26,7 @@
       var dd = document.createElement("dd"); dd.textContent = r[1];
       dd.className = "f-" + r[0].replace(/ /g, "-");
       dl.appendChild(dt); dl.appendChild(dd);
-      if (r[0] === "source line") dl.appendChild(context(op.stack || []));
+      if (r[0] === "source line") dl.appendChild(context(sources.stacks[op.stack] || []));
     });
     body.appendChild(dl);
     panel.hidden = false;
@@ -40,7 +40,7 @@
     var dd = document.createElement("dd");
     dd.className = "f-context";
     stack.forEach(function (label, k) {
-      var found = sources[frameKey(label)];
+      var found = sources.lines[frameKey(label)];
       var head = document.createElement("div");
       head.className = "frame";
       head.textContent = (k === 0 ? "" : "called from ") + label;
