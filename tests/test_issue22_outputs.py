@@ -325,7 +325,7 @@ def f(x):
 
 
 def test_d27_embedded_json_escapes_angle_brackets_and_ampersands() -> None:
-    from jaxinspect.htmlreport.render import embedded_json
+    from jaxinspect.htmlreport.embed import embedded_json
 
     value = {"scope": "<!--<script></script>&"}
     text = embedded_json(value)
@@ -347,8 +347,9 @@ def test_d27_a_script_like_name_scope_leaves_the_report_script_whole(
     data = html[start : html.index("</script>", start)]
     assert "<" not in data and "\\u003c!--\\u003cscript\\u003e" in data
     assert "<!--<script>" in json.dumps(json.loads(data), ensure_ascii=False)
-    # What follows the data is the report's own script, whole.
-    assert html[html.index("</script>", start) :].startswith("</script><script>")
+    # The data ends where it should: every script element the page opens is closed.
+    assert html[html.index("</script>", start) :].startswith("</script><script")
+    assert html.count("<script") == html.count("</script>")
     _page_script_runs(out)
 
 

@@ -63,7 +63,7 @@ def test_the_graph_has_one_node_per_entry_instruction(
     run_cli: Callable[..., Any], tmp_path: Path
 ) -> None:
     html = _write(run_cli, tmp_path / "r.html", *TRANSFORMER)
-    nodes = re.findall(r'<g class="node [^"]*" data-op="([^"]+)"', html)
+    nodes = [n[0] for n in _graph(html)["nodes"]]
     # Independently: the ENTRY computation of the optimized HLO, as JAX prints it.
     from jaxinspect.inputs.spec import load_spec
     from jaxinspect.inputs.target import load_target
@@ -92,11 +92,13 @@ def test_measured_twelve_layers_stays_under_5_mb(
         "--measure",
     )
     assert len(html.encode()) < 5_000_000
-    assert "node size: measured time" in html
-    assert html.count('class="node fusion"') > 100  # twelve blocks' fusions, each a node
-    # Parameters sit above their first user: with all 97 on the top row it was 14,860 px wide.
-    width = re.search(r'<svg [^>]*class="graph" width="(\d+)"', html)
-    assert width is not None and int(width.group(1)) < 1500
+    graph = _graph(html)
+    assert graph["metrics"][graph["by"]]["label"] == "measured time"  # coloured by it first
+    assert sum(n[2] == "fusion" for n in graph["nodes"]) > 100  # twelve blocks' fusions
+    repeats = [g for g in graph["groups"] if g[1] == "repeat"]
+    assert [(g[0], g[2]) for g in repeats] == [("block ×12", 12)]  # one group, twelve layers
+    members = [g for g in graph["groups"] if g[1] == "member"]
+    assert len(members) == 12 and len({g[4] for g in members[1:]}) == 1  # laid out once
 
 
 def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
@@ -114,7 +116,7 @@ def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
         "  ROOT %d = f32[4]{0} multiply(f32[4]{0} %c, f32[4]{0} %p0)\n"
         "}\n"
     )
-    graph = entry_graph(hlo, {"c": 2.0}, {"c": "f.py:3 f"}, "FLOPs")
+    graph = entry_graph(hlo, {"c": (None, 2.0, 8.0)}, {"c": "f.py:3 f"}, "flops")
     nodes = {n.name: n for n in graph.nodes}
     assert {name: n.layer for name, n in nodes.items()} == {
         "p0": 0,  # used by a at layer 1 (and by d further down)
@@ -127,8 +129,18 @@ def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
     named = {(graph.nodes[a].name, graph.nodes[b].name) for a, b in graph.edges}
     assert named == {("p0", "a"), ("a", "b"), ("b", "c"), ("p1", "c"), ("c", "d"), ("p0", "d")}
     assert nodes["p1"].op_name == "params['w']"  # HLO's escaped quotes undone
-    assert nodes["p1"].x != nodes["b"].x  # two nodes of one layer never overlap
-    assert (nodes["c"].weight, nodes["c"].source, nodes["d"].weight) == (2.0, "f.py:3 f", 0.0)
+    places = dict(zip([n.name for n in graph.nodes], graph.layouts[0], strict=True))
+    assert places["p1"][1] != places["b"][1]  # two nodes of one layer never overlap
+    assert (nodes["c"].values, nodes["c"].source) == ((None, 2.0, 8.0), "f.py:3 f")
+    assert nodes["d"].values == (None, None, None)
+    assert len(graph.groups) == 1 and graph.groups[0].values == (0.0, 2.0, 8.0)  # no scopes
+
+
+def _graph(html: str) -> dict[str, Any]:
+    embedded = re.search(r'<script type="application/json" id="graph-data">(.*?)</script>', html)
+    assert embedded is not None
+    graph: dict[str, Any] = json.loads(embedded.group(1))
+    return graph
 
 
 def _op_details(html: str) -> dict[str, dict[str, Any]]:
@@ -149,11 +161,9 @@ def test_a_loop_weighs_what_runs_inside_it(run_cli: Callable[..., Any], tmp_path
     inside = sum(op["flops"] for op in ops if op["runs"] > 1)
     assert inside > 1e6 and loop["inside"] == format_count(inside)
     assert re.search(r"rnn\.py:\d+ run", loop["source"])
-    # ... and is the largest node of the graph.
-    boxes = re.findall(
-        r'<g class="node [^"]*" data-op="([^"]+)"[^>]*><rect [^>]*width="([\d.]+)"', html
-    )
-    assert max(boxes, key=lambda b: float(b[1]))[0] == name
+    # ... and is the hottest node of the graph (its FLOPs, the colour's figure).
+    nodes = _graph(html)["nodes"]
+    assert max(nodes, key=lambda n: n[7][1] or 0)[0] == name
 
 
 def test_a_sharded_program_shows_its_collectives(
@@ -167,7 +177,7 @@ def test_a_sharded_program_shows_its_collectives(
         SAMPLES / "sharded_matmul.yaml",
     )
     assert '<section id="collectives">' in html
-    marked = re.findall(r'<g class="node ([\w-]+) collective"', html)
+    marked = [n[2] for n in _graph(html)["nodes"] if n[6]]
     assert marked and all(op.startswith(("all-", "reduce-scatter", "collective")) for op in marked)
 
 
@@ -247,3 +257,14 @@ def test_stablehlo_debug_info_prints_locations(run_cli: Callable[..., Any]) -> N
 
 def test_help_lists_the_command(run_cli: Callable[..., Any]) -> None:
     assert "report" in run_cli("--help").stdout
+
+
+def test_chart_ticks_are_round_values_within_the_axis() -> None:
+    from jaxinspect.htmlreport.charts import byte_ticks, decade_ticks, nice_ticks
+
+    assert nice_ticks(0, 37) == [0, 10, 20, 30]
+    assert nice_ticks(0.0013, 0.0049) == [0.002, 0.003, 0.004]
+    assert nice_ticks(5, 5) == [5]
+    assert byte_ticks(3.2 * 2**20) == [0, 2**20, 2 * 2**20, 3 * 2**20]  # whole MiB
+    assert decade_ticks(-1.3, 2.2) == [0.1, 1.0, 10.0, 100.0]
+    assert len(decade_ticks(0, 20)) <= 8

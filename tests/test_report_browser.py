@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browserpage import CHROMIUM, LOCAL, opened
 
 from conftest import ROOT, SAMPLES
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (a dev extra; CI installs it)"
 )
@@ -56,26 +55,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(report_file: Path) -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.problems = []  # console errors and page errors
-        page.requests = []  # every URL the page asked for
-
-        def route(r: Any) -> None:
-            url = r.request.url
-            page.requests.append(url)
-            if url.startswith(("file:", "data:", "blob:")):
-                r.continue_()
-            else:
-                r.abort()
-
-        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: page.problems.append(str(e)))
-        page.route("**/*", route)
-        page.goto(report_file.as_uri())
+    with opened(playwright, report_file, 1280, 900) as page:
         yield page
-        browser.close()
 
 
 def test_every_section_renders(page: Any) -> None:
@@ -189,4 +170,26 @@ def test_the_stablehlo_downloads_as_stablehlo_debug_info_prints_it(page: Any) ->
 def test_no_console_errors_and_no_network(page: Any) -> None:
     assert page.problems == []
     assert page.requests, "the route saw no request: it would not see a network request either"
-    assert [u for u in page.requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    assert [u for u in page.requests if not u.startswith(LOCAL)] == []
+
+
+def test_charts_carry_tick_values_and_name_their_op_on_hover(page: Any) -> None:
+    for section, at_least in (("latency", 4), ("memory", 4), ("roofline", 3)):
+        values = page.locator(f"section#{section} svg.chart text.tv").all_text_contents()
+        assert len(values) >= at_least and all(re.search(r"\d", v) for v in values), section
+    ticks = page.locator("section#memory svg.chart text.tv").all_text_contents()
+    assert any(v.endswith(("KiB", "MiB")) for v in ticks)  # bytes on the y axis
+    roofline = page.locator("section#roofline svg.chart text.tv").all_text_contents()
+    assert any(v.endswith("FLOP/s") for v in roofline) and "1" in roofline  # log decades
+    dot = page.locator("section#roofline circle.op").last
+    page.locator("section#roofline").scroll_into_view_if_needed()
+    dot.hover()
+    tip = page.locator("#tip")
+    assert tip.is_visible() and tip.inner_text().startswith(dot.get_attribute("data-op") + ":")
+    point = page.locator("section#memory circle.dot.peak")
+    point.scroll_into_view_if_needed()
+    point.hover()
+    assert tip.inner_text().startswith(point.get_attribute("data-op") + ":")
+    assert "live at step" in tip.inner_text()
+    page.mouse.move(0, 0)
+    assert tip.is_hidden()

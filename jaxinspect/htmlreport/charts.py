@@ -1,15 +1,16 @@
-"""Inline SVG charts of the report: latency histogram, memory timeline, roofline, the graph."""
+"""Inline SVG charts of the report: latency histogram, memory timeline, roofline."""
 
 from __future__ import annotations
 
 import math
 from html import escape
 
-from jaxinspect.cost.collectives import COLLECTIVES
-from jaxinspect.htmlreport.graph import Graph, GraphNode
 from jaxinspect.renderers.units import format_bytes, format_rate, format_seconds
 
 _W, _H, _PAD = 640, 220, 44
+#: Left of the plot: room for the y axis' tick values ("12.5 MiB", "1.2 TFLOP/s").
+_L = 84
+Ticks = list[tuple[float, str]]  # (value, its label)
 
 
 def histogram_svg(samples: tuple[float, ...]) -> str:
@@ -23,11 +24,15 @@ def histogram_svg(samples: tuple[float, ...]) -> str:
     for value in samples:
         counts[min(bins - 1, int((value - low) / span * bins))] += 1
     top = max(counts)
-    bar_w = (_W - 2 * _PAD) / bins
-    parts = [_frame(f"{len(samples)} cached calls", "seconds per call", "calls")]
+    bar_w = (_W - _L - _PAD) / bins
+    xticks = [
+        (_L + (v - low) / span * (_W - _L - _PAD), format_seconds(v)) for v in nice_ticks(low, high)
+    ]
+    yticks = [(_y(v / top), f"{v:g}") for v in nice_ticks(0, top) if v == int(v)]
+    parts = [_frame(f"{len(samples)} cached calls", "seconds per call", "calls", xticks, yticks)]
     for i, count in enumerate(counts):
         h = (_H - 2 * _PAD) * count / top
-        x = _PAD + i * bar_w
+        x = _L + i * bar_w
         lo = low + span * i / bins
         title = f"{format_seconds(lo)} – {format_seconds(lo + span / bins)}: {count} calls"
         parts.append(
@@ -35,11 +40,9 @@ def histogram_svg(samples: tuple[float, ...]) -> str:
             f'height="{h:.1f}"><title>{escape(title)}</title></rect>'
         )
     median = sorted(samples)[len(samples) // 2]
-    mx = _PAD + (median - low) / span * (_W - 2 * _PAD)
+    mx = _L + (median - low) / span * (_W - _L - _PAD)
     parts.append(f'<line class="mark" x1="{mx:.1f}" x2="{mx:.1f}" y1="{_PAD}" y2="{_H - _PAD}"/>')
     parts.append(_label(mx + 4, _PAD + 10, f"median {format_seconds(median)}"))
-    parts.append(_label(_PAD, _H - _PAD + 14, format_seconds(low)))
-    parts.append(_label(_W - _PAD, _H - _PAD + 14, format_seconds(high), anchor="end"))
     return _svg(parts, "latency histogram")
 
 
@@ -50,21 +53,23 @@ def timeline_svg(steps: list[tuple[int, int, str]], peak_step: int) -> str:
     top = max(b for _, b, _ in steps) or 1
     last = max(s for s, _, _ in steps) or 1
 
-    def xy(step: int, value: int) -> tuple[float, float]:
-        x = _PAD + step / last * (_W - 2 * _PAD)
-        return x, _H - _PAD - value / top * (_H - 2 * _PAD)
+    def xy(step: float, value: float) -> tuple[float, float]:
+        return _x(step / last), _y(value / top)
 
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(s, b) for s, b, _ in steps))
-    parts = [_frame("live bytes over the schedule", "step", "bytes")]
+    xticks = [(_x(v / last), f"{v:g}") for v in nice_ticks(0, last) if v == int(v)]
+    yticks = [(_y(v / top), format_bytes(v)) for v in byte_ticks(top)]
+    parts = [_frame("live bytes over the schedule", "step", "bytes", xticks, yticks)]
     parts.append(f'<polyline class="area" points="{line}"/>')
     for step, value, name in steps:
         x, y = xy(step, value)
-        title = escape(f"step {step}: {format_bytes(value)} live ({name})")
+        title = escape(f"{name}: {format_bytes(value)} live at step {step}")
         cls = "dot peak" if step == peak_step else "dot"
         parts.append(
-            f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="3"><title>{title}</title></circle>'
+            f'<circle class="{cls}" data-op="{escape(name)}" cx="{x:.1f}" cy="{y:.1f}" r="3">'
+            f"<title>{title}</title></circle>"
         )
-    parts.append(_label(_PAD, _PAD - 8, f"peak {format_bytes(top)} at step {peak_step}"))
+    parts.append(_label(_L, _PAD - 8, f"peak {format_bytes(top)} at step {peak_step}"))
     return _svg(parts, "memory timeline")
 
 
@@ -82,13 +87,13 @@ def roofline_svg(
     y0, y1 = math.log10(min(ys) / 2), math.log10(max(ys) * 2)
 
     def xy(i: float, f: float) -> tuple[float, float]:
-        x = _PAD + (math.log10(i) - x0) / (x1 - x0) * (_W - 2 * _PAD)
-        y = _H - _PAD - (math.log10(f) - y0) / (y1 - y0) * (_H - 2 * _PAD)
-        return x, y
+        return _x((math.log10(i) - x0) / (x1 - x0)), _y((math.log10(f) - y0) / (y1 - y0))
 
     lo, hi = 10**x0, 10**x1
     roof = [xy(lo, min(peak_flops, bandwidth * lo)), xy(ridge, peak_flops), xy(hi, peak_flops)]
-    parts = [_frame(note, "FLOP per byte (log)", "FLOP/s (log)")]
+    xticks = [(xy(v, ys[0])[0], f"{v:g}") for v in decade_ticks(x0, x1)]
+    yticks = [(xy(xs[0], v)[1], format_rate(v, "FLOP/s")) for v in decade_ticks(y0, y1)]
+    parts = [_frame(note, "FLOP per byte (log)", "FLOP/s (log)", xticks, yticks)]
     parts.append(
         '<polyline class="roof" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in roof) + '"/>'
     )
@@ -103,59 +108,56 @@ def roofline_svg(
     return _svg(parts, "roofline")
 
 
-def graph_svg(graph: Graph) -> str:
-    """Nodes as boxes sized by their weight, edges as lines; a node's id is its instruction."""
-    heaviest = max((n.weight for n in graph.nodes), default=0.0) or 1.0
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" width="{graph.width:.0f}" '
-        f'height="{graph.height:.0f}" viewBox="0 0 {graph.width:.0f} {graph.height:.0f}" '
-        'role="img" aria-label="entry computation">'
-    ]
-    for source, user in graph.edges:
-        a, b = graph.nodes[source], graph.nodes[user]
-        parts.append(
-            f'<line class="edge" x1="{a.x:.1f}" y1="{a.y:.1f}" x2="{b.x:.1f}" y2="{b.y:.1f}"/>'
-        )
-    for node in graph.nodes:
-        scale = math.sqrt(node.weight / heaviest) if node.weight > 0 else 0.0
-        label = _clip(_node_label(node), 20)
-        # At least as wide as its label (11px text: about 6.6px a character).
-        w, h = max(70 + 60 * scale, 6.6 * len(label) + 12), 22 + 14 * scale
-        title = f"{node.name} = {node.opcode} {node.shape}"
-        parts.append(
-            f'<g class="node {escape(node.opcode)}{_collective(node.opcode)}" '
-            f'data-op="{escape(node.name)}" tabindex="0">'
-            f'<rect x="{node.x - w / 2:.1f}" y="{node.y - h / 2:.1f}" width="{w:.1f}" '
-            f'height="{h:.1f}" rx="4"/>'
-            f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}">{escape(label)}</text>'
-            f"<title>{escape(title)}</title></g>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About ``count`` round values (1, 2 or 5 times a power of ten apart) in [low, high]."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    raw = span / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    return [round(first + k * step, 12) for k in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def _node_label(node: GraphNode) -> str:
-    """A parameter by the argument it holds, anything else by its name (as in the tables)."""
-    if node.opcode == "parameter" and node.op_name:
-        return node.op_name
-    return node.name
+def byte_ticks(top: float) -> list[float]:
+    """Round values up to ``top`` bytes in the binary unit it reaches (0, 2, 4, 6 MiB)."""
+    unit = 1024 ** max(0, min(4, int(math.log(max(top, 1), 1024))))
+    return [v * unit for v in nice_ticks(0, top / unit)]
 
 
-def _collective(opcode: str) -> str:
-    """An extra class for collectives (async ``-start``/``-done`` halves included)."""
-    bare = opcode.removesuffix("-start").removesuffix("-done")
-    return " collective" if bare in COLLECTIVES else ""
+def decade_ticks(low_log: float, high_log: float) -> list[float]:
+    """The powers of ten between two log10 values; every other one past eight of them."""
+    powers = list(range(math.ceil(low_log), math.floor(high_log) + 1))
+    if len(powers) > 8:
+        powers = powers[:: math.ceil(len(powers) / 8)]
+    return [10.0**k for k in powers]
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _x(fraction: float) -> float:
+    return _L + fraction * (_W - _L - _PAD)
 
 
-def _frame(title: str, x_label: str, y_label: str) -> str:
+def _y(fraction: float) -> float:
+    return _H - _PAD - fraction * (_H - 2 * _PAD)
+
+
+def _frame(title: str, x_label: str, y_label: str, xticks: Ticks, yticks: Ticks) -> str:
+    """Axes with their tick marks and values, the axis titles and the chart's title."""
+    ticks = "".join(
+        f'<line class="tick" x1="{x:.1f}" x2="{x:.1f}" y1="{_H - _PAD}" y2="{_H - _PAD + 4}"/>'
+        + _label(x, _H - _PAD + 15, text, "middle", cls="tv")
+        for x, text in xticks
+    ) + "".join(
+        f'<line class="tick" x1="{_L - 4}" x2="{_L}" y1="{y:.1f}" y2="{y:.1f}"/>'
+        + _label(_L - 6, y + 4, text, "end", cls="tv")
+        for y, text in yticks
+    )
     return (
-        f'<line class="axis" x1="{_PAD}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}"/>'
-        f'<line class="axis" x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_H - _PAD}"/>'
-        + _label(_W / 2, _H - 8, x_label, "middle")
+        f'<line class="axis" x1="{_L}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}"/>'
+        f'<line class="axis" x1="{_L}" y1="{_PAD}" x2="{_L}" y2="{_H - _PAD}"/>'
+        + ticks
+        + _label((_L + _W - _PAD) / 2, _H - 6, x_label, "middle")
         + _label(12, _H / 2, y_label, "middle", rotate=True)
         + _label(_W / 2, 16, title, "middle", cls="title")
     )

@@ -7,9 +7,8 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jaxinspect import jaxapi
@@ -17,8 +16,16 @@ from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.hlotext import HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
+from jaxinspect.cost.sourcemap import parse_frame_table
 from jaxinspect.cost.xlacost import callees
 from jaxinspect.htmlreport.graph import Graph, entry_graph
+from jaxinspect.htmlreport.sources import (
+    SourceContext,
+    UserStacks,
+    shown_path,
+    source_contexts,
+    user_stacks,
+)
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.reports.cost import CostReport
@@ -46,6 +53,8 @@ class OpDetail:
     measured_s: float | None
     #: A loop, call or conditional: the FLOPs of the ops run inside it (trip counts included).
     flops_inside: float | None = None
+    #: The user-code frames of its stack, innermost first (``file:line function``).
+    stack: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +99,8 @@ class ReportData:
     stages: tuple[StageSection, ...]
     #: (JSON-like path, reason) for each section that could not be built.
     unavailable: tuple[tuple[str, str], ...] = ()
+    #: By ``file:line``: each line of an op's stack, with the lines around it.
+    contexts: dict[str, SourceContext] = field(default_factory=dict)
 
 
 def build_report_data(
@@ -135,18 +146,22 @@ def build_report_data(
     )
     passes = _try(lambda: build_passes_report(source, dumped), "passes", gaps)
     module = jaxapi.optimized_hlo_module(compiled, "the report's graph")
-    hlo = parse_module(jaxapi.hlo_module_text(module, metadata=True))
-    graph = _graph(hlo, cost)
+    text = jaxapi.hlo_module_text(module, metadata=True)
+    hlo = parse_module(text)
+    stacks = user_stacks(hlo, parse_frame_table(text), user)
+    graph = _graph(hlo, cost, stacks)
+    ops = _op_details(graph, cost, _inside(hlo, cost.program.ops, _flops), stacks.labels)
     return ReportData(
         source=source,
         cost=cost,
         memory=memory,
         passes=passes,
         graph=graph,
-        ops=_op_details(graph, cost, _inside(hlo, cost.program.ops, _flops)),
+        ops=ops,
         roofline=_roofline(cost, chosen_by),
         stages=_stages(source, artifacts.lowered),
         unavailable=tuple(gaps),
+        contexts=source_contexts(stacks.frames_used()),
     )
 
 
@@ -159,26 +174,37 @@ def _try(build: Any, name: str, gaps: list[tuple[str, str]]) -> Any:
         return None
 
 
-def _graph(hlo: HloText, cost: CostReport) -> Graph:
+def _graph(hlo: HloText, cost: CostReport, stacks: UserStacks) -> Graph:
     ops = cost.program.ops
     measured = cost.measured
+    figures: list[Callable[[int, OpCost], float | None]] = [_flops, _bytes]
     if measured is not None:
-        weights = {op.name: s for op, s in zip(ops, measured.op_seconds, strict=True) if s}
-        inside = _inside(hlo, ops, lambda i, _: measured.op_seconds[i])
-        by = "measured time"
-    else:
-        weights = {op.name: op.total.flops for op in ops if op.total is not None}
-        inside = _inside(hlo, ops, _flops)
-        by = "FLOPs"
-    # A loop, call or conditional weighs what runs inside it (its own figure is ~0).
-    weights.update({name: v for name, v in inside.items() if not weights.get(name)})
+        figures.insert(0, lambda i, _: measured.op_seconds[i])
+    tables = []
+    for figure in figures:
+        table = {op.name: v for i, op in enumerate(ops) if (v := figure(i, op))}
+        # A loop, call or conditional weighs what runs inside it (its own figure is ~0).
+        inside = _inside(hlo, ops, figure)
+        table.update({name: v for name, v in inside.items() if not table.get(name)})
+        tables.append(table)
+    if measured is None:
+        tables.insert(0, {})
+    names = set().union(*tables)
+    values = {
+        name: (tables[0].get(name), tables[1].get(name), tables[2].get(name)) for name in names
+    }
     located: list[OpCost | LoopInfo] = [*ops, *cost.program.loops]  # a loop is no op
     sources = {op.name: text for op in located if (text := _source(op.source)) is not None}
-    return entry_graph(hlo, weights, sources, by)
+    by = "time" if measured is not None else "flops"
+    return entry_graph(hlo, values, sources, by, stacks.scopes(hlo.entry.instructions))
 
 
 def _flops(_: int, op: OpCost) -> float | None:
     return None if op.total is None else op.total.flops
+
+
+def _bytes(_: int, op: OpCost) -> float | None:
+    return None if op.total is None else op.total.bytes_accessed
 
 
 def _inside(
@@ -201,7 +227,10 @@ def _inside(
 
 
 def _op_details(
-    graph: Graph, cost: CostReport, flops_inside: dict[str, float]
+    graph: Graph,
+    cost: CostReport,
+    flops_inside: dict[str, float],
+    stacks: dict[str, tuple[str, ...]],
 ) -> dict[str, OpDetail]:
     measured = cost.measured
     details: dict[str, OpDetail] = {}
@@ -227,6 +256,9 @@ def _op_details(
             )
     for name, flops in flops_inside.items():
         details[name] = replace(details[name], flops_inside=flops)
+    for name, stack in stacks.items():
+        if name in details:
+            details[name] = replace(details[name], stack=stack)
     return details
 
 
@@ -234,9 +266,7 @@ def _source(source: Any) -> str | None:
     """``file:line function``; a file under the current folder relative to it, as typed."""
     if source is None:
         return None
-    path = os.path.relpath(source.file) if os.path.isabs(source.file) else source.file
-    shown = source.file if path.startswith("..") else path
-    return f"{shown}:{source.line} {source.function}"
+    return f"{shown_path(source.file)}:{source.line} {source.function}"
 
 
 def _roofline(cost: CostReport, chosen_by: str) -> RooflineChart | None:

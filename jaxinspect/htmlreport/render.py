@@ -7,15 +7,16 @@ browser with every network request failing). Texts are escaped; the data the scr
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
+from jaxinspect.htmlreport.charts import histogram_svg, roofline_svg, timeline_svg
 from jaxinspect.htmlreport.data import ReportData
+from jaxinspect.htmlreport.embed import embedded_json
+from jaxinspect.htmlreport.graphpage import graph_section
 from jaxinspect.renderers.cost.tables import source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
@@ -27,7 +28,7 @@ def render_html(data: ReportData) -> str:
     src = data.source
     sections = [
         ("summary", "Summary", _summary(data)),
-        ("graph", "Graph of the entry computation", _graph(data)),
+        ("graph", "Graph of the entry computation", graph_section(data.graph)),
         ("cost", "Cost per op", _cost_tables(data)),
         ("roofline", "Roofline", _roofline(data)),
         ("latency", "Latency", _latency(data)),
@@ -43,7 +44,14 @@ def render_html(data: ReportData) -> str:
         f"{html}</details></section>"
         for key, title, html in sections
     )
-    ops = embedded_json(_op_details(data))
+    stacks: dict[tuple[str, ...], int] = {}  # each distinct stack once: 96 layers share two
+    ops = embedded_json(_op_details(data, stacks))
+    contexts = embedded_json(
+        {
+            "lines": {key: [c.first, c.line, list(c.lines)] for key, c in data.contexts.items()},
+            "stacks": [list(stack) for stack in stacks],
+        }
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>jaxinspect report: {escape(src.target)}</title>"
@@ -53,6 +61,8 @@ def render_html(data: ReportData) -> str:
         f'<div id="details-body"></div></aside>'
         f"<main>{body}</main>"
         f'<script type="application/json" id="ops">{ops}</script>'
+        f'<script type="application/json" id="sources">{contexts}</script>'
+        f"<script>{(_ASSETS / 'graph.js').read_text()}</script>"
         f"<script>{(_ASSETS / 'report.js').read_text()}</script></body></html>\n"
     )
 
@@ -108,19 +118,6 @@ def _summary(data: ReportData) -> str:
         html += "<details><summary>Values not available, and why</summary><ul>"
         html += "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></details>"
     return html
-
-
-def _graph(data: ReportData) -> str:
-    graph = data.graph
-    by = f"node size: {graph.weighted_by}" if graph.weighted_by else ""
-    return (
-        f'<p class="note">{len(graph.nodes)} instructions of the ENTRY computation, operands '
-        f"above their users; {escape(by)}. Click a node for its jaxpr equation and source "
-        f'line.</p><div class="zoom">zoom <button type="button" data-zoom="0.8">−</button>'
-        '<button type="button" data-zoom="1.25">+</button>'
-        '<button type="button" data-zoom="1">1:1</button></div>'
-        f'<div class="scroll" id="graph-view">{graph_svg(graph)}</div>'
-    )
 
 
 def _cost_tables(data: ReportData) -> str:
@@ -337,7 +334,9 @@ def _kind(token: str) -> str:
     return "l" if token.startswith("loc(") else "t"
 
 
-def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
+def _op_details(data: ReportData, stacks: dict[tuple[str, ...], int]) -> dict[str, dict[str, Any]]:
+    """What the details panel shows, by instruction; ``stacks`` collects each distinct stack
+    (an op names its stack by index)."""
     return {
         name: {
             "opcode": op.opcode,
@@ -348,6 +347,7 @@ def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
             "inside": None if op.flops_inside is None else format_count(op.flops_inside),
             "bytes": None if op.bytes_accessed is None else format_bytes(op.bytes_accessed),
             "measured": None if not op.measured_s else format_seconds(op.measured_s),
+            "stack": stacks.setdefault(op.stack, len(stacks)),
         }
         for name, op in data.ops.items()
     }
@@ -377,14 +377,3 @@ def _kv(rows: list[tuple[str, str]]) -> str:
 
 
 #: JSON escapes for the characters that can end or change an HTML script element's text.
-_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
-
-
-def embedded_json(value: object) -> str:
-    """``value`` as JSON to embed in a ``<script>`` element, with no ``<``, ``>`` or ``&``.
-
-    ``</script>`` ends the element and ``<!--<script>`` puts the HTML parser in a state
-    where the page's own next ``</script>`` no longer ends it, so the report's script is
-    swallowed as data; JSON's ``\\u003c`` escapes read back as the same strings.
-    """
-    return json.dumps(value, sort_keys=True).translate(_SCRIPT_SAFE)

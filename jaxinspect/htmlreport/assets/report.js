@@ -1,10 +1,13 @@
 "use strict";
-// jaxinspect report: op details on click, sortable tables, search in stage texts,
-// the StableHLO download. Written for this report; no library.
+// jaxinspect report: op details on click (with the source in context), sortable tables,
+// search in stage texts, the StableHLO download, chart tooltips. The graph is graph.js.
+// Written for this report; no library.
 (function () {
   var ops = JSON.parse(document.getElementById("ops").textContent);
   var panel = document.getElementById("details");
   var body = document.getElementById("details-body");
+
+  var sources = JSON.parse(document.getElementById("sources").textContent);
 
   function show(name, reveal) {
     var op = ops[name];
@@ -23,37 +26,46 @@
       var dd = document.createElement("dd"); dd.textContent = r[1];
       dd.className = "f-" + r[0].replace(/ /g, "-");
       dl.appendChild(dt); dl.appendChild(dd);
+      if (r[0] === "source line") dl.appendChild(context(sources.stacks[op.stack] || []));
     });
     body.appendChild(dl);
     panel.hidden = false;
-    document.querySelectorAll(".node.sel").forEach(function (n) { n.classList.remove("sel"); });
-    document.querySelectorAll('.node[data-op="' + CSS.escape(name) + '"]').forEach(
-      function (n) { n.classList.add("sel"); if (reveal) centre(n); });
+    if (window.JaxGraph) JaxGraph.select(name, reveal);
   }
-  var view = document.getElementById("graph-view");
-  var svg = view && view.querySelector("svg.graph");
-  // Scroll the graph (not the page) so that node g sits in the middle of its view.
-  function centre(g) {
-    var box = g.getBBox(), k = svg.width.baseVal.value / svg.viewBox.baseVal.width;
-    view.scrollLeft = (box.x + box.width / 2) * k - view.clientWidth / 2;
-    view.scrollTop = (box.y + box.height / 2) * k - view.clientHeight / 2;
-  }
-  document.querySelectorAll(".zoom button").forEach(function (b) {
-    b.addEventListener("click", function () {
-      var f = +b.getAttribute("data-zoom"), box = svg.viewBox.baseVal;
-      var k = f === 1 ? 1 : Math.min(4, Math.max(0.05, f * svg.width.baseVal.value / box.width));
-      svg.setAttribute("width", box.width * k);
-      svg.setAttribute("height", box.height * k);
+
+  // ---- source in context: the user's line with the lines around it, then the frames
+  // of the user's code that called it (read when the report was built) ----
+  function frameKey(label) { return label.slice(0, label.lastIndexOf(" ")); }
+  function context(stack) {
+    var dd = document.createElement("dd");
+    dd.className = "f-context";
+    stack.forEach(function (label, k) {
+      var found = sources.lines[frameKey(label)];
+      var head = document.createElement("div");
+      head.className = "frame";
+      head.textContent = (k === 0 ? "" : "called from ") + label;
+      if (k > 0) dd.appendChild(head);
+      if (!found) return;
+      var pre = document.createElement("pre");
+      pre.className = "code";
+      found[2].forEach(function (text, i) {
+        var line = document.createElement("span");
+        var n = found[0] + i;
+        line.className = n === found[1] ? "ln at" : "ln";
+        line.textContent = String(n).padStart(5) + "  " + text + "\n";
+        pre.appendChild(line);
+      });
+      dd.appendChild(pre);
     });
-  });
+    return dd;
+  }
+
   document.getElementById("close").addEventListener("click", function () { panel.hidden = true; });
+  if (window.JaxGraph) JaxGraph.onSelect(function (name) { show(name, false); });
   document.querySelectorAll("[data-op]").forEach(function (el) {
-    // From a table row or a chart: bring the node into view; from the graph: it is in view.
-    var fromGraph = el.classList.contains("node");
-    el.addEventListener("click", function () { show(el.getAttribute("data-op"), !fromGraph); });
-    el.addEventListener("keydown", function (e) {  // graph nodes are focusable: Tab, Enter
-      if (e.key === "Enter") show(el.getAttribute("data-op"), !fromGraph);
-    });
+    // A table row or a chart dot: show the op and bring its node into view.
+    if (el.closest("#graph-view")) return;  // the graph handles its own clicks
+    el.addEventListener("click", function () { show(el.getAttribute("data-op"), true); });
   });
 
   document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -87,6 +99,25 @@
       input.parentNode.querySelector(".hits").textContent = q ? hits + " lines" : "";
       if (first) pre.scrollTop = first.offsetTop - pre.offsetTop;
     });
+  });
+
+  // ---- charts: a point names its op as the pointer reaches it (a tooltip of our own: the
+  // browser's title tooltip comes late and not at all on touch) ----
+  var tip = document.createElement("div");
+  tip.id = "tip"; tip.hidden = true;
+  document.body.appendChild(tip);
+  document.querySelectorAll("svg.chart .dot, svg.chart .bar").forEach(function (el) {
+    var title = el.querySelector("title");
+    if (!title) return;
+    el.addEventListener("mouseenter", function () {
+      var r = el.getBoundingClientRect();
+      tip.textContent = title.textContent;
+      tip.style.left = (r.right + window.scrollX + 8) + "px";
+      tip.style.top = (r.top + window.scrollY - 6) + "px";
+      tip.hidden = false;
+      el.classList.add("on");
+    });
+    el.addEventListener("mouseleave", function () { tip.hidden = true; el.classList.remove("on"); });
   });
 
   document.querySelectorAll("a.download").forEach(function (a) {
