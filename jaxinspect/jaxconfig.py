@@ -10,8 +10,12 @@ its backend started (``jax_platforms``, ``jax_num_cpu_devices``) are left as the
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import Any
 
 _BASELINE: dict[str, dict[str, Any]] = {}
@@ -20,12 +24,47 @@ _FIXED = frozenset({"jax_platforms", "jax_num_cpu_devices", "jax_platform_name"}
 
 
 def record_baseline(*, import_jax: bool = False) -> None:
-    """Remember JAX's configuration now, once per process (if jax is imported, or imported)."""
-    if "values" in _BASELINE or not (import_jax or "jax" in sys.modules):
-        return
-    import jax
+    """Remember JAX's configuration now, once per process (if jax is imported, or imported).
 
-    _BASELINE["values"] = dict(jax.config.values)
+    Without ``import_jax`` and with jax not imported yet, it is remembered right after jax's
+    own import finishes, before the code that imported it can change anything.
+    """
+    if "values" in _BASELINE:
+        return
+    if import_jax or "jax" in sys.modules:
+        import jax
+
+        _BASELINE["values"] = dict(jax.config.values)
+    elif not any(isinstance(f, _AfterJaxImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterJaxImport())
+
+
+def forget_import_hook() -> None:
+    """Remove the hook ``record_baseline`` may have left waiting for jax's import."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterJaxImport)]
+
+
+class _AfterJaxImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps jax's loader so the configuration is read once it ran."""
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if name != "jax":
+            return None
+        forget_import_hook()  # one use; also keeps the search below from finding us again
+        spec = importlib.util.find_spec(name)
+        loader = None if spec is None else spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_module = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run_module(module)
+            record_baseline()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 @contextlib.contextmanager

@@ -30,16 +30,16 @@ _PLUGIN_NAME = "jaxinspect-snapshot-session"
 #: Options under which no test body runs: nothing is judged.
 _NO_RUN: tuple[tuple[str, str], ...] = (
     ("collectonly", "--collect-only"),
+    ("setupplan", "--setup-plan"),  # before --setup-only, which it sets too
     ("setuponly", "--setup-only"),
-    ("setupplan", "--setup-plan"),
 )
 #: Options that pick tests from the last run's results (some filter while collecting, without
 #: pytest_deselected): nothing is judged.
 _PICKING: tuple[tuple[str, str], ...] = (
     ("lf", "--lf"),
     ("failedfirst", "--ff"),
+    ("stepwise_skip", "--sw-skip"),  # before --sw, which it sets too
     ("stepwise", "--sw"),
-    ("stepwise_skip", "--sw-skip"),
 )
 
 
@@ -83,7 +83,12 @@ class _SnapshotSession:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from jaxinspect.jaxconfig import record_baseline
 
-        record_baseline()  # JAX's configuration before any test module ran, if jax is loaded
+        record_baseline()  # JAX's configuration before any test module ran (see jaxconfig)
+
+    def pytest_unconfigure(self) -> None:
+        from jaxinspect.jaxconfig import forget_import_hook
+
+        forget_import_hook()
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(

@@ -19,6 +19,8 @@ def summary_lines(state: _SnapshotSession, warn_only: bool) -> list[Line]:
     record, judgement = state.record, state.judgement
     deleted = [r for r in state.removals if r.error is None]
     if not (sum(record.counts.values()) or judgement.unused or state.removals):
+        if state.not_judged and any(m.is_dir() for m in record.collected_modules()):
+            lines.append((f"jaxinspect: unused snapshots not judged: {state.not_judged}", {}))
         return lines
     parts = [f"{record.counts['unchanged']} unchanged", f"{record.counts['written']} written"]
     parts += [f"{record.counts['failed']} failed", f"{len(judgement.unused)} unused"]
