@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py --renumber 20
 	$(BIN)/python tests/benchmarks/bench_phase_fidelity.py
 	$(BIN)/python tests/benchmarks/bench_snapshot_reliability.py
+	$(BIN)/python tests/benchmarks/bench_plugin_reliability.py
 	$(BIN)/python tests/benchmarks/bench_cli_fuzz.py
 	$(BIN)/python tests/benchmarks/bench_check_jobs.py
 	$(BIN)/python tests/benchmarks/bench_check_isolation.py

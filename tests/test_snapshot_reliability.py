@@ -6,6 +6,8 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
 
 import bench_snapshot_reliability as bench  # noqa: E402
@@ -22,3 +24,16 @@ def test_killed_and_concurrent_updates_leave_whole_snapshots(tmp_path: Path) -> 
     bench.concurrent_trial(project, raced)
     assert killed.problems == [] and raced.problems == []
     assert (killed.trials, killed.kills_in_write_phase, raced.trials) == (2, 1, 1)
+
+
+def test_plugin_under_xdist_and_partial_sessions_loses_and_deletes_nothing(tmp_path: Path) -> None:
+    """Issue #22: one trial each of ``pytest -n 2`` and ``pytest -n 4 --jaxinspect-update`` on
+    the benchmark's 30-test suite, then ``--collect-only``, ``--setup-plan`` and ``--lf``."""
+    pytest.importorskip("xdist")
+    import bench_plugin_reliability as plugin_bench
+
+    plain, updating, partial = plugin_bench.run(1, tmp_path)
+    assert plain.problems == updating.problems == partial.problems == []
+    assert (plain.trials, updating.trials, partial.trials) == (1, 1, 3)
+    assert plain.lost == updating.lost == partial.partial_deleted == 0
+    assert updating.planted_deleted == 1

@@ -1,17 +1,22 @@
-"""Which stored fixture snapshots no test uses any more, judged only where that is certain.
+"""Which stored fixture snapshots no test uses any more, and deleting them without collateral.
 
-The pytest fixture stores ``<test dir>/__jaxinspect__/<module>/<test>[+<name>]/``. A folder is
-*unused* when its module ran completely in this session (no ``-k``, ``-m``, ``--lf`` or node-id
-selection left any of its tests out), every test that could own it passed, and no call claimed
-it; or when its whole module folder belongs to a test file that no longer exists. Anything
-less certain is left alone, so a partial run never flags or deletes another test's snapshot.
+The pytest fixture stores ``<test dir>/__jaxinspect__/<module>/<test>[+<name>]/``. Given the
+modules a session ran completely (the plugin decides that, see ``jaxinspect.pytest_record``), a
+folder is *unused* when no call claimed it and no test that could own it failed or was
+skipped; a module folder whose test file no longer exists holds only unused snapshots. A
+symbolic link is never followed: it is not judged, and is named instead. Deleting removes the
+snapshot's own files only (``store.remove_snapshot``), so a user's ``NOTES.md`` stays, named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from jaxinspect.snapshot.foldernames import owns, snapshot_folder_name
 
 #: The fixture's folder next to each test file (syrupy owns ``__snapshots__``).
 SNAPSHOT_ROOT = "__jaxinspect__"
@@ -19,45 +24,81 @@ SNAPSHOT_ROOT = "__jaxinspect__"
 OLD_SNAPSHOT_ROOT = "__snapshots__"
 
 
-@dataclass
-class ModuleRun:
-    """What one test module did in this session."""
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """Unused snapshot folders, and symbolic links met on the way (not followed)."""
 
-    folder: Path  # <test dir>/__jaxinspect__/<module>
-    complete: bool = True  # every test of the module was selected
-    unsettled: set[str] = field(default_factory=set)  # escaped names of tests that did not pass
+    unused: tuple[Path, ...]
+    links: tuple[Path, ...]
 
 
-def unused_folders(
-    modules: Iterable[ModuleRun], used: set[Path], test_dirs: Iterable[Path]
-) -> list[Path]:
-    """Snapshot folders no test claimed, in judged modules; plus orphaned module folders."""
-    from jaxinspect.snapshot.store import is_snapshot
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """One deleted snapshot: what was left in its folder (not jaxinspect's), or the error."""
 
-    found: list[Path] = []
-    judged: set[Path] = set()
-    for module in modules:
-        judged.add(module.folder)
-        if not module.complete or not module.folder.is_dir():
-            continue
-        for child in sorted(module.folder.iterdir()):
-            if child in used or not is_snapshot(child):
+    folder: Path
+    kept: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def module_folder(test_file: Path) -> Path:
+    """``<test dir>/__jaxinspect__/<module>`` of a test file."""
+    return test_file.parent / SNAPSHOT_ROOT / snapshot_folder_name(test_file.stem, "")
+
+
+def judge_unused(
+    complete: Mapping[Path, Iterable[str]],
+    collected: Iterable[Path],
+    used: set[Path],
+    test_dirs: Iterable[Path],
+) -> Judgement:
+    """Unused snapshot folders of the modules that ran completely, and of deleted test files.
+
+    Args:
+        complete: Module folders whose every test ran, each with the test parts
+            (``TestA.test_x``) of its tests that did not pass (their folders are kept).
+        collected: Every module folder the session collected (never orphaned).
+        used: Snapshot folders a call claimed.
+        test_dirs: Folders holding collected test files (searched for orphaned modules).
+    """
+    unused: list[Path] = []
+    links: list[Path] = []
+    for folder, unsettled in sorted(complete.items()):
+        parts = tuple(unsettled)
+        for child in _children(folder, links):
+            if child in used or any(owns(part, child.name) for part in parts):
                 continue
-            owner = child.name.split("+", 1)[0]
-            if owner in module.unsettled:
-                continue  # its test failed or was skipped before it could claim the folder
-            found.append(child)
-    for test_dir in set(test_dirs):
+            unused.append(child)
+    known = set(collected)
+    for test_dir in sorted(set(test_dirs)):
         root = test_dir / SNAPSHOT_ROOT
         if not root.is_dir():
             continue
-        for module_folder in sorted(root.iterdir()):
-            if module_folder in judged or not module_folder.is_dir():
-                continue
-            if _test_file(test_dir, module_folder.name).exists():
-                continue  # a module this session did not run: not ours to judge
-            found += [c for c in sorted(module_folder.iterdir()) if is_snapshot(c)]
-    return found
+        modules = {snapshot_folder_name(p.stem, "") for p in test_dir.glob("*.py")}
+        for entry in sorted(root.iterdir()):
+            if entry in known or entry.name in modules:
+                continue  # a module this session ran, or did not run but still exists
+            unused += _children(entry, links)
+    return Judgement(tuple(unused), tuple(dict.fromkeys(links)))
+
+
+def delete_unused(folders: Iterable[Path]) -> list[Removal]:
+    """Delete each snapshot's own files; a folder left empty goes, and so does its module's."""
+    from jaxinspect.errors import JaxInspectError
+    from jaxinspect.snapshot.store import remove_snapshot
+
+    removals = []
+    for folder in folders:
+        try:
+            remove_snapshot(folder)
+        except JaxInspectError as exc:
+            removals.append(Removal(folder, error=exc.message))
+            continue
+        kept = tuple(sorted(_names(folder)))
+        removals.append(Removal(folder, kept))
+        if not kept:
+            _remove_if_empty(folder.parent)
+    return removals
 
 
 def old_location_folders(test_dirs: Iterable[Path]) -> list[Path]:
@@ -69,9 +110,11 @@ def old_location_folders(test_dirs: Iterable[Path]) -> list[Path]:
         old = test_dir / OLD_SNAPSHOT_ROOT
         if not old.is_dir():
             continue
-        for module_folder in sorted(old.iterdir()):
-            if module_folder.is_dir() and any(is_snapshot(c) for c in module_folder.iterdir()):
-                found.append(module_folder)
+        for module in sorted(old.iterdir()):
+            if module.is_symlink() or not module.is_dir():
+                continue
+            if any(is_snapshot(c) for c in module.iterdir() if not c.is_symlink()):
+                found.append(module)
     return found
 
 
@@ -87,19 +130,33 @@ def move_command(folders: list[Path]) -> str:
     return " && ".join(dict.fromkeys(steps))
 
 
-def remove_folder(folder: Path, root: Path) -> None:
-    """Delete one snapshot folder, refusing anything outside ``root`` or not a snapshot."""
-    import shutil
-
+def _children(module: Path, links: list[Path]) -> list[Path]:
+    """The snapshot folders in ``module``; symbolic links (the module's too) go to ``links``."""
     from jaxinspect.snapshot.store import is_snapshot
 
-    resolved = folder.resolve()
-    if root.resolve() not in resolved.parents or not is_snapshot(folder) or folder.is_symlink():
-        raise ValueError(f"refusing to delete {folder}: not a snapshot inside {root}")
-    shutil.rmtree(resolved)
+    if module.is_symlink():
+        links.append(module)
+        return []
+    if not module.is_dir():
+        return []
+    found = []
+    for child in sorted(module.iterdir()):
+        if child.is_symlink():
+            links.append(child)
+        elif child.is_dir() and is_snapshot(child):
+            found.append(child)
+    return found
 
 
-def _test_file(test_dir: Path, escaped_module: str) -> Path:
-    from urllib.parse import unquote
+def _names(folder: Path) -> list[str]:
+    """What is left in ``folder`` (nothing if it is gone), sub-folders marked with ``/``."""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return []
+    return [e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries]
 
-    return test_dir / f"{unquote(escaped_module)}.py"
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not empty (another test's snapshots, a user's file)
+        folder.rmdir()
