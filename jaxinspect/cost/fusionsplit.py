@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from jaxinspect.cost.hlotext import HloInstr, HloText
+from jaxinspect.cost.hlotext import HloInstr
+from jaxinspect.cost.opcache import OpCostCache
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.sourcemap import FrameTable, SourceLocation
-from jaxinspect.cost.xlacost import module_cost, wrap_instruction
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +25,8 @@ class CostShare:
 
 
 def split_fusion(
-    hlo: HloText,
+    xla: OpCostCache,
     fusion: HloInstr,
-    client: Any,
     frames: FrameTable,
     user: UserCode,
 ) -> tuple[CostShare, ...]:
@@ -42,13 +40,13 @@ def split_fusion(
     callee = fusion.callee("calls")
     if callee is None:
         return ()
-    comp = hlo.computation(callee)
+    comp = xla.hlo.computation(callee)
     parts = []
     for instr in comp.instructions:
         if instr.opcode == "parameter":
             continue
         try:
-            cost = module_cost(client, wrap_instruction(hlo, comp, instr))
+            cost = xla.cost(comp, instr)
         except (KeyError, ValueError):  # a custom call fused in: no share, not a wrong one
             continue
         if cost.flops or cost.transcendentals:

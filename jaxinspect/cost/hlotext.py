@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _COMMENT = re.compile(r"/\*.*?\*/")
 _HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{$")
@@ -112,13 +112,19 @@ class HloComputation:
     is_entry: bool
     instructions: tuple[HloInstr, ...]
     text: str
+    # Built once: every analysis looks operands up by name, and a scan per lookup made
+    # walking a 96-layer module quadratic.
+    _by_name: dict[str, HloInstr] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, HloInstr] = {}
+        for instr in self.instructions:
+            by_name.setdefault(instr.name, instr)  # the first, as a scan would find
+        object.__setattr__(self, "_by_name", by_name)
 
     def instruction(self, name: str) -> HloInstr:
         """The instruction called ``name``; raises ``KeyError``."""
-        for instr in self.instructions:
-            if instr.name == name:
-                return instr
-        raise KeyError(name)
+        return self._by_name[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,14 @@ class HloText:
 
     header: str
     computations: tuple[HloComputation, ...]
+    # Name -> position in ``computations``, built once (lookups were a scan each).
+    _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        positions: dict[str, int] = {}
+        for i, comp in enumerate(self.computations):
+            positions.setdefault(comp.name, i)
+        object.__setattr__(self, "_positions", positions)
 
     @property
     def entry(self) -> HloComputation:
@@ -135,10 +149,11 @@ class HloText:
 
     def computation(self, name: str) -> HloComputation:
         """The computation called ``name``; raises ``KeyError``."""
-        for comp in self.computations:
-            if comp.name == name:
-                return comp
-        raise KeyError(name)
+        return self.computations[self._positions[name]]
+
+    def position(self, name: str) -> int:
+        """Where computation ``name`` is printed (callees come first); raises ``KeyError``."""
+        return self._positions[name]
 
 
 def parse_module(text: str) -> HloText:
