@@ -23,6 +23,10 @@ _FUSION_KIND = re.compile(r"\bkind=(k\w+)")
 # Opcodes whose parentheses hold a literal (a value, a parameter number), not operands.
 _LITERAL_OPERANDS = frozenset({"constant", "parameter"})
 _TARGET = re.compile(r'custom_call_target="([^"]*)"')
+_CLOSING = {"(": ")", "{": "}", "[": "]"}
+#: A character that the bracket walks below act on: without one, a split is a plain split.
+_NESTING = re.compile(r'[(){}\[\]"]')
+_SPECIAL = re.compile(r'[(){}\[\]",\\]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +221,7 @@ def parse_instruction(line: str) -> HloInstr:
     Raises:
         ValueError: The line is not an instruction.
     """
-    clean = _COMMENT.sub("", line)
+    clean = _COMMENT.sub("", line) if "/*" in line else line
     match = _INSTRUCTION.match(clean)
     if match is None:
         raise ValueError(f"not an HLO instruction: {line.strip()[:120]}")
@@ -271,12 +275,20 @@ def join_attributes(items: tuple[tuple[str, str], ...]) -> str:
 
 def balanced_end(text: str, start: int) -> int:
     """Index just past the bracket group opening at ``start`` (strings skipped)."""
-    depth, i, in_string = 0, start, False
-    while i < len(text):
+    # Most groups (an operand list) hold no inner bracket or string: one find, no walk.
+    closing = _CLOSING.get(text[start : start + 1])
+    close = -1 if closing is None else text.find(closing, start + 1)
+    if close > 0 and not _NESTING.search(text, start + 1, close):
+        return close + 1
+    depth, in_string, escaped = 0, False, -1
+    for match in _SPECIAL.finditer(text, start):  # only the characters that matter
+        i = match.start()
+        if i == escaped:
+            continue
         ch = text[i]
         if in_string:
             if ch == "\\":
-                i += 1
+                escaped = i + 1
             elif ch == '"':
                 in_string = False
         elif ch == '"':
@@ -287,7 +299,6 @@ def balanced_end(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
-        i += 1
     raise ValueError(f"unbalanced brackets in HLO text: {text[start : start + 80]}")
 
 
@@ -296,12 +307,17 @@ def _split_top(text: str, *, strings: bool = False) -> list[str]:
 
     ``strings=True`` also keeps commas and brackets inside double-quoted strings together.
     """
-    parts, depth, start, i, in_string = [], 0, 0, 0, False
-    while i < len(text):
+    if not _NESTING.search(text):  # nothing to keep together (most operand lists)
+        return text.split(",")
+    parts, depth, start, in_string, escaped = [], 0, 0, False, -1
+    for match in _SPECIAL.finditer(text):  # only the characters that matter
+        i = match.start()
+        if i == escaped:
+            continue
         ch = text[i]
         if in_string:
             if ch == "\\":
-                i += 1
+                escaped = i + 1
             elif ch == '"':
                 in_string = False
         elif ch == '"' and strings:
@@ -313,6 +329,5 @@ def _split_top(text: str, *, strings: bool = False) -> list[str]:
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return parts
