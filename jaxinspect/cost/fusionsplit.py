@@ -42,14 +42,9 @@ def split_fusion(
         return ()
     comp = xla.hlo.computation(callee)
     parts = []
-    for instr in comp.instructions:
-        if instr.opcode == "parameter":
-            continue
-        try:
-            cost = xla.cost(comp, instr)
-        except (KeyError, ValueError):  # a custom call fused in: no share, not a wrong one
-            continue
-        if cost.flops or cost.transcendentals:
+    # Parameters have no cost; nor has a custom call fused in: no share, not a wrong one.
+    for instr, cost in zip(comp.instructions, xla.body_costs(comp), strict=True):
+        if cost is not None and (cost.flops or cost.transcendentals):
             parts.append((instr, cost.flops, cost.transcendentals))
     flops = sum(p[1] for p in parts)
     transcendentals = sum(p[2] for p in parts)

@@ -55,6 +55,7 @@ class OpCostCache:
         self._costs: dict[_Key, XlaCost | UncostedError] = {}
         self._computation_ids: dict[str, int] = {}  # computation name -> structure id
         self._structures: dict[tuple[str, tuple[int, ...]], int] = {}
+        self._bodies: dict[int, tuple[XlaCost | None, ...]] = {}  # structure id -> costs
         #: XLA runs, and instructions answered from an earlier identical one (for benchmarks).
         self.costed = self.reused = 0
 
@@ -85,6 +86,28 @@ class OpCostCache:
             raise
         self._costs[key] = cost
         return cost
+
+    def body_costs(self, comp: HloComputation) -> tuple[XlaCost | None, ...]:
+        """``cost`` of each instruction of ``comp`` in order; ``None`` for parameters and
+        for instructions that cannot be wrapped or costed alone.
+
+        Computed once per structure: a copy's instructions, position by position, have the
+        keys of the first one's (a fusion repeated in every layer is split once).
+        """
+        structure = self._structure(comp.name)
+        known = self._bodies.get(structure)
+        if known is None:
+            known = tuple(self._cost_or_none(comp, instr) for instr in comp.instructions)
+            self._bodies[structure] = known
+        return known
+
+    def _cost_or_none(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
+        if instr.opcode == "parameter":
+            return None
+        try:
+            return self.cost(comp, instr)
+        except (KeyError, ValueError):  # UncostedError is a ValueError
+            return None
 
     def _key(self, comp: HloComputation, instr: HloInstr) -> _Key:
         shapes, root = wrapped_root(comp, instr)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,10 +38,17 @@ class FrameTable:
     """The module's stack frames: id -> (location, parent id or 0)."""
 
     frames: tuple[tuple[int, SourceLocation, int], ...]
+    # Built once: a chain is asked for each instruction, and rebuilding the index for each
+    # made source lookups grow with the table times the instructions.
+    _by_id: dict[int, tuple[SourceLocation, int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_id = {fid: (loc, parent) for fid, loc, parent in self.frames}
+        object.__setattr__(self, "_by_id", by_id)
 
     def chain(self, frame_id: int) -> tuple[SourceLocation, ...]:
         """Locations from the innermost frame outwards."""
-        by_id = {fid: (loc, parent) for fid, loc, parent in self.frames}
+        by_id = self._by_id
         out: list[SourceLocation] = []
         seen: set[int] = set()
         while frame_id in by_id and frame_id not in seen:
