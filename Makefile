@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_topology.py
 	$(BIN)/python tests/benchmarks/bench_cost_measure.py
 	$(BIN)/python tests/benchmarks/bench_passes.py
+	$(BIN)/python tests/benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -9,10 +9,11 @@ from typing import Any
 
 from jaxinspect.cost.fusionsplit import CostShare, split_fusion
 from jaxinspect.cost.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.cost.opcache import OpCostCache
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.shapes import element_type, shape_bytes
 from jaxinspect.cost.sourcemap import FrameTable, SourceLocation, parse_frame_table
-from jaxinspect.cost.xlacost import UncostedError, XlaCost, module_cost, wrap_instruction
+from jaxinspect.cost.xlacost import UncostedError, XlaCost
 
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
@@ -146,6 +147,7 @@ class _Walker:
     ) -> None:
         self.hlo, self.frames, self.client, self.user = hlo, frames, client, user
         self.split_fusions = split_fusions
+        self.xla = OpCostCache(hlo, client)  # each distinct instruction costed once
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
@@ -207,13 +209,13 @@ class _Walker:
             or not per_run.flops + per_run.transcendentals
         ):
             return ()
-        return split_fusion(self.hlo, instr, self.client, self.frames, self.user)
+        return split_fusion(self.xla, instr, self.frames, self.user)
 
     def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
         """XLA's figure, or ``None`` (flagged) where it has none."""
         target = instr.custom_call_target
         try:
-            cost = module_cost(self.client, wrap_instruction(self.hlo, comp, instr))
+            cost = self.xla.cost(comp, instr)
         except UncostedError as exc:
             if instr.opcode.endswith("-done"):
                 # The wait of an async pair (slice-done, copy-done on TPU): its work is the

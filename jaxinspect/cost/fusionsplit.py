@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from jaxinspect.cost.hlotext import HloInstr, HloText
+from jaxinspect.cost.hlotext import HloInstr
+from jaxinspect.cost.opcache import OpCostCache
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.sourcemap import FrameTable, SourceLocation
-from jaxinspect.cost.xlacost import module_cost, wrap_instruction
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +25,8 @@ class CostShare:
 
 
 def split_fusion(
-    hlo: HloText,
+    xla: OpCostCache,
     fusion: HloInstr,
-    client: Any,
     frames: FrameTable,
     user: UserCode,
 ) -> tuple[CostShare, ...]:
@@ -42,16 +40,11 @@ def split_fusion(
     callee = fusion.callee("calls")
     if callee is None:
         return ()
-    comp = hlo.computation(callee)
+    comp = xla.hlo.computation(callee)
     parts = []
-    for instr in comp.instructions:
-        if instr.opcode == "parameter":
-            continue
-        try:
-            cost = module_cost(client, wrap_instruction(hlo, comp, instr))
-        except (KeyError, ValueError):  # a custom call fused in: no share, not a wrong one
-            continue
-        if cost.flops or cost.transcendentals:
+    # Parameters have no cost; nor has a custom call fused in: no share, not a wrong one.
+    for instr, cost in zip(comp.instructions, xla.body_costs(comp), strict=True):
+        if cost is not None and (cost.flops or cost.transcendentals):
             parts.append((instr, cost.flops, cost.transcendentals))
     flops = sum(p[1] for p in parts)
     transcendentals = sum(p[2] for p in parts)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _COMMENT = re.compile(r"/\*.*?\*/")
 _HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{$")
@@ -23,6 +24,10 @@ _FUSION_KIND = re.compile(r"\bkind=(k\w+)")
 # Opcodes whose parentheses hold a literal (a value, a parameter number), not operands.
 _LITERAL_OPERANDS = frozenset({"constant", "parameter"})
 _TARGET = re.compile(r'custom_call_target="([^"]*)"')
+_CLOSING = {"(": ")", "{": "}", "[": "]"}
+#: A character that the bracket walks below act on: without one, a split is a plain split.
+_NESTING = re.compile(r'[(){}\[\]"]')
+_SPECIAL = re.compile(r'[(){}\[\]",\\]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +117,19 @@ class HloComputation:
     is_entry: bool
     instructions: tuple[HloInstr, ...]
     text: str
+    # Built once: every analysis looks operands up by name, and a scan per lookup made
+    # walking a 96-layer module quadratic.
+    _by_name: dict[str, HloInstr] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, HloInstr] = {}
+        for instr in self.instructions:
+            by_name.setdefault(instr.name, instr)  # the first, as a scan would find
+        object.__setattr__(self, "_by_name", by_name)
 
     def instruction(self, name: str) -> HloInstr:
         """The instruction called ``name``; raises ``KeyError``."""
-        for instr in self.instructions:
-            if instr.name == name:
-                return instr
-        raise KeyError(name)
+        return self._by_name[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +138,14 @@ class HloText:
 
     header: str
     computations: tuple[HloComputation, ...]
+    # Name -> position in ``computations``, built once (lookups were a scan each).
+    _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        positions: dict[str, int] = {}
+        for i, comp in enumerate(self.computations):
+            positions.setdefault(comp.name, i)
+        object.__setattr__(self, "_positions", positions)
 
     @property
     def entry(self) -> HloComputation:
@@ -135,12 +154,16 @@ class HloText:
 
     def computation(self, name: str) -> HloComputation:
         """The computation called ``name``; raises ``KeyError``."""
-        for comp in self.computations:
-            if comp.name == name:
-                return comp
-        raise KeyError(name)
+        return self.computations[self._positions[name]]
+
+    def position(self, name: str) -> int:
+        """Where computation ``name`` is printed (callees come first); raises ``KeyError``."""
+        return self._positions[name]
 
 
+# The last module parsed is kept: a report reads the same printed module for its memory
+# timeline and its graph, and parsing 96 layers takes a second. ``HloText`` is immutable.
+@functools.lru_cache(maxsize=1)
 def parse_module(text: str) -> HloText:
     """Split a module printed by ``HloModule.to_string`` into computations.
 
@@ -202,7 +225,7 @@ def parse_instruction(line: str) -> HloInstr:
     Raises:
         ValueError: The line is not an instruction.
     """
-    clean = _COMMENT.sub("", line)
+    clean = _COMMENT.sub("", line) if "/*" in line else line
     match = _INSTRUCTION.match(clean)
     if match is None:
         raise ValueError(f"not an HLO instruction: {line.strip()[:120]}")
@@ -256,12 +279,20 @@ def join_attributes(items: tuple[tuple[str, str], ...]) -> str:
 
 def balanced_end(text: str, start: int) -> int:
     """Index just past the bracket group opening at ``start`` (strings skipped)."""
-    depth, i, in_string = 0, start, False
-    while i < len(text):
+    # Most groups (an operand list) hold no inner bracket or string: one find, no walk.
+    closing = _CLOSING.get(text[start : start + 1])
+    close = -1 if closing is None else text.find(closing, start + 1)
+    if close > 0 and not _NESTING.search(text, start + 1, close):
+        return close + 1
+    depth, in_string, escaped = 0, False, -1
+    for match in _SPECIAL.finditer(text, start):  # only the characters that matter
+        i = match.start()
+        if i == escaped:
+            continue
         ch = text[i]
         if in_string:
             if ch == "\\":
-                i += 1
+                escaped = i + 1
             elif ch == '"':
                 in_string = False
         elif ch == '"':
@@ -272,7 +303,6 @@ def balanced_end(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
-        i += 1
     raise ValueError(f"unbalanced brackets in HLO text: {text[start : start + 80]}")
 
 
@@ -281,12 +311,17 @@ def _split_top(text: str, *, strings: bool = False) -> list[str]:
 
     ``strings=True`` also keeps commas and brackets inside double-quoted strings together.
     """
-    parts, depth, start, i, in_string = [], 0, 0, 0, False
-    while i < len(text):
+    if not _NESTING.search(text):  # nothing to keep together (most operand lists)
+        return text.split(",")
+    parts, depth, start, in_string, escaped = [], 0, 0, False, -1
+    for match in _SPECIAL.finditer(text):  # only the characters that matter
+        i = match.start()
+        if i == escaped:
+            continue
         ch = text[i]
         if in_string:
             if ch == "\\":
-                i += 1
+                escaped = i + 1
             elif ch == '"':
                 in_string = False
         elif ch == '"' and strings:
@@ -298,6 +333,5 @@ def _split_top(text: str, *, strings: bool = False) -> list[str]:
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return parts

@@ -101,23 +101,53 @@ def analyse_dump_texts(
 
 
 def _live_bytes(placed: Sequence[PlacedValue], steps: int) -> list[int]:
-    """Bytes occupied at each step, bytes that several live values share counted once."""
+    """Bytes occupied at each step, bytes that several live values share counted once.
+
+    A value is live from its first step to its last (at least its first). The total is kept
+    up to date as values start and stop, each allocation's bytes counted through how many
+    live values cover them: the union of every live value is never recomputed, which made
+    a long schedule (96 layers' parameters live throughout) quadratic.
+    """
     starts: dict[int, list[PlacedValue]] = {}
+    stops: dict[int, list[PlacedValue]] = {}
     for p in placed:
-        starts.setdefault(p.first, []).append(p)
-    active: list[PlacedValue] = []
-    out = []
+        if 0 <= p.first < steps:
+            starts.setdefault(p.first, []).append(p)
+            stops.setdefault(max(p.first, p.last) + 1, []).append(p)
+    cover = _Coverage.of(placed)
+    total, out = 0, []
     for step in range(steps):
-        active = [p for p in active if p.last >= step] + starts.get(step, [])
-        out.append(_occupied(active))
+        for p in stops.get(step, ()):
+            total -= cover[p.allocation.index].change(p.value.offset, p.end, -1)
+        for p in starts.get(step, ()):
+            total += cover[p.allocation.index].change(p.value.offset, p.end, 1)
+        out.append(total)
     return out
 
 
-def _occupied(values: Iterable[PlacedValue]) -> int:
-    by_allocation: dict[int, list[tuple[int, int]]] = {}
-    for p in values:
-        by_allocation.setdefault(p.allocation.index, []).append((p.value.offset, p.end))
-    return sum(_union(spans) for spans in by_allocation.values())
+class _Coverage:
+    """How many live values cover each stretch of one allocation between value boundaries."""
+
+    def __init__(self, bounds: list[int]) -> None:
+        self.bounds = bounds
+        self.at = {b: i for i, b in enumerate(bounds)}
+        self.counts = [0] * len(bounds)
+
+    @staticmethod
+    def of(placed: Iterable[PlacedValue]) -> dict[int, _Coverage]:
+        bounds: dict[int, set[int]] = {}
+        for p in placed:
+            bounds.setdefault(p.allocation.index, set()).update((p.value.offset, p.end))
+        return {index: _Coverage(sorted(b)) for index, b in bounds.items()}
+
+    def change(self, start: int, end: int, step: int) -> int:
+        """Add (+1) or remove (-1) one value; the bytes that became covered or uncovered."""
+        bounds, counts, changed = self.bounds, self.counts, 0
+        for i in range(self.at[start], self.at[end]):
+            if counts[i] == (0 if step > 0 else 1):
+                changed += bounds[i + 1] - bounds[i]
+            counts[i] += step
+        return changed
 
 
 def _union(spans: list[tuple[int, int]]) -> int:

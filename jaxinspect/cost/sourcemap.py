@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,10 +38,22 @@ class FrameTable:
     """The module's stack frames: id -> (location, parent id or 0)."""
 
     frames: tuple[tuple[int, SourceLocation, int], ...]
+    # Built once: a chain is asked for each instruction, and rebuilding the index for each
+    # made source lookups grow with the table times the instructions.
+    _by_id: dict[int, tuple[SourceLocation, int]] = field(init=False, repr=False, compare=False)
+    # Every layer of a model shares its frames: each is resolved once per ``UserCode``.
+    _located: dict[tuple[int, UserCode], SourceLocation | None] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_id = {fid: (loc, parent) for fid, loc, parent in self.frames}
+        object.__setattr__(self, "_by_id", by_id)
+        object.__setattr__(self, "_located", {})
 
     def chain(self, frame_id: int) -> tuple[SourceLocation, ...]:
         """Locations from the innermost frame outwards."""
-        by_id = {fid: (loc, parent) for fid, loc, parent in self.frames}
+        by_id = self._by_id
         out: list[SourceLocation] = []
         seen: set[int] = set()
         while frame_id in by_id and frame_id not in seen:
@@ -59,11 +71,14 @@ class FrameTable:
         """
         if frame_id is None:
             return None
-        chain = self.chain(frame_id)
-        owned = next((loc for loc in chain if user.owns(loc.file)), None)
-        if owned is not None:
-            return owned
-        return next((loc for loc in chain if not user.is_library(loc.file)), None)
+        key = (frame_id, user)
+        if key not in self._located:
+            chain = self.chain(frame_id)
+            owned = next((loc for loc in chain if user.owns(loc.file)), None)
+            if owned is None:
+                owned = next((loc for loc in chain if not user.is_library(loc.file)), None)
+            self._located[key] = owned
+        return self._located[key]
 
 
 def parse_frame_table(text: str) -> FrameTable:

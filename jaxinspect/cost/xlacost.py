@@ -97,16 +97,35 @@ def wrap_instruction(hlo: HloText, comp: HloComputation, instr: HloInstr) -> str
     predecessors (the copies XLA orders inside loop bodies) are dropped: they name
     instructions the wrapper does not hold and change no cost.
     """
-    distinct = tuple(dict.fromkeys(instr.operands))
-    shapes = [comp.instruction(name).shape for name in distinct]
-    params = [f"  %wrap_p{i} = {shape} parameter({i})" for i, shape in enumerate(shapes)]
-    renamed = instr.literal or ", ".join(f"%wrap_p{distinct.index(n)}" for n in instr.operands)
-    own = tuple(kv for kv in instr.attribute_items if kv[0] not in _FOREIGN_ATTRIBUTES)
-    body = f"  ROOT %{instr.name} = {instr.shape} {instr.opcode}({renamed}){join_attributes(own)}"
+    shapes, body = wrapped_root(comp, instr)
     signature = ", ".join(f"wrap_p{i}: {_no_layout(s)}" for i, s in enumerate(shapes))
     entry = f"ENTRY %wrapped ({signature}) -> {_no_layout(instr.shape)} {{"
+    params = [f"  %wrap_p{i} = {shape} parameter({i})" for i, shape in enumerate(shapes)]
     called = [c.text for c in callees(hlo, instr)]
     text = "\n\n".join(["HloModule wrapped", *called, "\n".join([entry, *params, body, "}"])])
+    return strip_metadata(text)
+
+
+def wrapped_root(comp: HloComputation, instr: HloInstr) -> tuple[tuple[str, ...], str]:
+    """The shapes of ``instr``'s distinct operands and its line as the wrapper's ROOT.
+
+    Operands are renamed ``%wrap_p0``, ``%wrap_p1``... in order of first use; the line
+    still carries metadata (``strip_metadata`` drops it).
+
+    Raises:
+        KeyError: An operand is not an instruction of ``comp``.
+        ValueError: The attributes do not split into ``key=value`` pairs.
+    """
+    distinct = {name: i for i, name in enumerate(dict.fromkeys(instr.operands))}
+    shapes = tuple(comp.instruction(name).shape for name in distinct)
+    renamed = instr.literal or ", ".join(f"%wrap_p{distinct[n]}" for n in instr.operands)
+    own = tuple(kv for kv in instr.attribute_items if kv[0] not in _FOREIGN_ATTRIBUTES)
+    body = f"  ROOT %{instr.name} = {instr.shape} {instr.opcode}({renamed}){join_attributes(own)}"
+    return shapes, body
+
+
+def strip_metadata(text: str) -> str:
+    """``text`` without ``metadata={...}`` attributes."""
     return _METADATA.sub("", text)
 
 
@@ -121,7 +140,7 @@ def callees(hlo: HloText, instr: HloInstr) -> list[HloComputation]:
         wanted.add(name)
         for inner in hlo.computation(name).instructions:
             pending += [n for _, n in inner.called]
-    return [c for c in hlo.computations if c.name in wanted]
+    return [hlo.computations[i] for i in sorted(hlo.position(name) for name in wanted)]
 
 
 def _no_layout(shape: str) -> str:

@@ -122,6 +122,7 @@ def build_report_data(
     from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.passes import build_passes_report
+    from jaxinspect.pipeline.timing.quiet import frozen_heap
     from jaxinspect.reports.cost import build_cost_report
 
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
@@ -132,7 +133,8 @@ def build_report_data(
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)
     compiled = artifacts.compiled
-    source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
+    with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+        source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
     chosen_by = "--device"
     if profile is None and source.device_kind:  # a TPU slice: its chip's own roofs
         profile = profile_for_kind(source.device_kind)
@@ -167,8 +169,11 @@ def build_report_data(
 
 def _try(build: Any, name: str, gaps: list[tuple[str, str]]) -> Any:
     """A section's report, or ``None`` and why: one section failing leaves the others."""
+    from jaxinspect.pipeline.timing.quiet import frozen_heap
+
     try:
-        return build()
+        with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+            return build()
     except ValueError as exc:  # a dump text this XLA writes differently
         gaps.append((name, f"could not be read: {exc}"))
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from typing import Any
@@ -46,7 +47,11 @@ def _count_mlir(operation: Any, counts: Counter[str]) -> None:
 
 def hlo_opcode(instruction: Any) -> str:
     """HLO spelling of an opcode: ``kGetTupleElement`` -> ``get-tuple-element``."""
-    name: str = instruction.opcode.name
+    return _hlo_spelling(instruction.opcode.name)
+
+
+@functools.cache  # a few dozen opcodes, spelt for each of a large module's instructions
+def _hlo_spelling(name: str) -> str:
     return _CAMEL.sub("-", name.removeprefix("k")).lower()
 
 

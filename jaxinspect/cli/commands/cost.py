@@ -157,6 +157,7 @@ def _analyse(
     from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
     from jaxinspect.inputs.target import load_target
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+    from jaxinspect.pipeline.timing.quiet import frozen_heap
     from jaxinspect.reports.cost import build_cost_report
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
@@ -165,5 +166,6 @@ def _analyse(
     user = resolve_user_code(user_code or [], loaded.source_file)
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         source, artifacts = run_inspection(loaded, spec, options)
-        source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
+        with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+            source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
     return build_cost_report(source, program, sort, profile, user, op_times)

@@ -101,6 +101,7 @@ def _analyse(
     from jaxinspect.inputs.target import load_target
     from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+    from jaxinspect.pipeline.timing.quiet import frozen_heap
 
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
@@ -118,4 +119,5 @@ def _analyse(
         )
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)
-    return build_memory_report(source, artifacts.compiled, dumped, profile=profile, user=user)
+    with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+        return build_memory_report(source, artifacts.compiled, dumped, profile=profile, user=user)
