@@ -38,8 +38,10 @@ def run(argv: list[str]) -> object:
         if plain is not None:
             return exit_code_of(run_diff, plain)
     from jaxinspect.cli.app import run_app
+    from jaxinspect.cli.capture import report_only_stdout
 
-    return run_app(argv)
+    with report_only_stdout():  # the user's threads may print at any time
+        return run_app(argv)
 
 
 def exit_code_of(command: Callable[[T], None], args: T) -> object:
