@@ -46,6 +46,4 @@ def safe_repr(value: object) -> str:
             digits = math.floor(abs(value).bit_length() * math.log10(2)) + 1
             return f"<int of about {digits:,} digits>"
         return f"<{type(value).__qualname__} object; its repr raised {type(exc).__name__}>"
-    if not isinstance(text, str):  # a __repr__ returning another type fails in repr()
-        return f"<{type(value).__qualname__} object>"
     return escape_controls(text, keep_lines=False)

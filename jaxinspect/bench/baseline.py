@@ -220,7 +220,7 @@ def _check_gate(gate: Any, wrong: Any) -> None:
     if unknown:
         raise wrong(f"gate.{unknown[0]}", "absent (not a field of a baseline)")
     calls = gate.get("calls_per_round")
-    if not _is_int(calls) or not 1 <= calls <= 10**9:
+    if not isinstance(calls, int) or isinstance(calls, bool) or not 1 <= calls <= 10**9:
         raise wrong("gate.calls_per_round", "a positive integer")
     for key in _GATE_LISTS:
         if not _seconds(gate.get(key)):

@@ -87,7 +87,7 @@ def report_only_stdout() -> Iterator[None]:
         os.close(saved)
         yield
         return
-    sys.stdout = ReportStdout(report, saved)  # type: ignore[assignment]
+    sys.stdout = ReportStdout(report, saved)
     try:
         yield
     finally:
