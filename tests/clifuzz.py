@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -437,15 +438,24 @@ def run_example(example: Example) -> Outcome:
             (folder / "baseline.json").write_text(text, errors="surrogateescape")
         argv = [a.replace("{dir}", str(folder)) for a in example.argv]
         start = time.monotonic()
+        before = set(threading.enumerate())
         with _captured() as (out, err):
             code = run(argv)
-        seconds = time.monotonic() - start
+            seconds = time.monotonic() - start
+            _join_new_threads(before)
         stdout, stderr = out.getvalue(), err.getvalue()
     finally:
         _forget(folder)
         shutil.rmtree(folder, ignore_errors=True)
     status = code if isinstance(code, int) else (0 if code is None else 1)
     return Outcome(status, stdout, stderr, seconds)
+
+
+def _join_new_threads(before: set[threading.Thread]) -> None:
+    """Wait (a little) for the threads the example's code started: a process of its own would
+    have ended them; left running, they would print into the next example."""
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
 
 
 def _forget(folder: Path) -> None:

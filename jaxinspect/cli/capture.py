@@ -61,10 +61,15 @@ class ReportStdout(io.TextIOBase):
 def report_only_stdout() -> Iterator[None]:
     """For the block: fd 1 to stderr, ``sys.stdout`` the main thread's report (see above).
 
+    Nested, the inner block changes nothing.
+
     Where stdout has no file descriptor (a test runner's buffer) or is closed, the block runs
     as it is: there is no descriptor for anyone else to write to.
     """
     original = sys.stdout
+    if isinstance(original, ReportStdout):  # already in place (the console script holds it)
+        yield
+        return
     try:
         if isinstance(original, ClosedStdout) or original is None:
             raise OSError("no stdout")
