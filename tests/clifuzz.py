@@ -424,6 +424,7 @@ def _captured() -> Iterator[tuple[_Capture, _Capture]]:
 
 def run_example(example: Example) -> Outcome:
     """Write the example's files to a fresh folder and run its argv in this process."""
+    from jaxinspect.cli.capture import report_only_stdout
     from jaxinspect.cli.entry import run
 
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-fuzz-"))
@@ -442,7 +443,8 @@ def run_example(example: Example) -> Outcome:
         with _captured() as (out, err):
             code = run(argv)
             seconds = time.monotonic() - start
-            _join_new_threads(before)
+            with report_only_stdout():  # as the console script holds it until the process ends
+                _join_new_threads(before)
         stdout, stderr = out.getvalue(), err.getvalue()
     finally:
         _forget(folder)
