@@ -450,7 +450,7 @@ def test_d25_a_failing_callback_shows_only_the_users_frames(program: Path) -> No
 
 def test_d28_cost_measure_has_a_timeout_and_progress(program: Path) -> None:
     proc = _spawn("cost", f"{program}:second_a_call", "--arg", "x=f32[3]", "--measure",
-                  "--timeout", "7")  # fmt: skip
+                  "--timeout", "15")  # fmt: skip
     assert proc.returncode == 124, proc.stderr
     # ~1 s calls: 9 or 10 runs (not 20) of them, a long series that reports its progress.
     first = next(line for line in proc.stderr.splitlines() if "call(s) of about" in line)
