@@ -440,11 +440,12 @@ def run_example(example: Example) -> Outcome:
         argv = [a.replace("{dir}", str(folder)) for a in example.argv]
         start = time.monotonic()
         before = set(threading.enumerate())
-        with _captured() as (out, err):
+        # The capture is held around the run and the wait, as the console script holds it
+        # until the process ends (run's own capture, nested, changes nothing).
+        with _captured() as (out, err), report_only_stdout():
             code = run(argv)
             seconds = time.monotonic() - start
-            with report_only_stdout():  # as the console script holds it until the process ends
-                _join_new_threads(before)
+            _join_new_threads(before)
         stdout, stderr = out.getvalue(), err.getvalue()
     finally:
         _forget(folder)
