@@ -6,7 +6,8 @@ fail to trace...), a random spec (well-formed, malformed, aliased, nested, tagge
 manifest, then runs a random argv in this process through ``jaxinspect.cli.entry.run`` — what the
 console script runs — with stdout and stderr captured at the file-descriptor level.
 
-The invariants (``violations``): the exit code is 0, 1, 2 or 3; no traceback on stderr; with
+The invariants (``violations``): the exit code is 0, 1, 2 or 3; no traceback on stderr; no hang
+(``HANG_S``); no terminal escape on stdout; with
 ``--format json``, whatever is on stdout parses; nothing the target printed is on stdout.
 """
 
@@ -19,6 +20,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,8 @@ from hypothesis import strategies as st
 
 #: Printed by targets to stdout; must never reach jaxinspect's stdout.
 MARKER = "FUZZ-PRINTED"
+#: An example running longer than this is a hang (every example's program is tiny).
+HANG_S = 60.0
 
 _PRELUDES = {
     "plain": "",
@@ -39,6 +44,14 @@ _PRELUDES = {
     "interrupts": "raise KeyboardInterrupt",
     "syntax": "def broken(:",
     "replaces_stdout": "sys.stdout = io.StringIO()",
+    # A thread that prints while jaxinspect works (issue #22): never on stdout.
+    "thread": "import threading, time\n"
+    "def _noise():\n"
+    "    for _ in range(100):\n"
+    f"        print('{MARKER} thread', flush=True)\n"
+    f"        os.write(1, b'{MARKER} thread fd\\n')\n"
+    "        time.sleep(0.002)\n"
+    "threading.Thread(target=_noise, daemon=True).start()",
 }
 _BODIES = {
     "double": "return x * 2",
@@ -89,6 +102,7 @@ class Example:
     spec_text: str | None
     manifest_text: str | None
     argv: tuple[str, ...]
+    baseline_text: str | None = None
 
     @property
     def wants_json(self) -> bool:
@@ -104,6 +118,7 @@ class Outcome:
     code: int
     stdout: str
     stderr: str
+    seconds: float = 0.0
 
 
 def _leaf(draw: st.DrawFn) -> Any:
@@ -213,6 +228,7 @@ def examples(draw: st.DrawFn) -> Example:
         st.sampled_from(
             ["stages", "stages", "jaxpr", "stablehlo", "hlo", "cost", "recompile", "check"]
             + ["snapshot", "diff", "--version", "stages", "cost", "check"]
+            + ["memory", "memory", "passes", "passes", "report", "bench"]
         )
     )
     sound = draw(st.integers(0, 9)) < 7  # a valid target and spec: the user's code runs
@@ -237,7 +253,7 @@ def examples(draw: st.DrawFn) -> Example:
     def pick(good: list[list[str]], bad: list[list[str]]) -> list[str]:
         return draw(st.sampled_from(good if sound else good + bad))
 
-    if command in ("stages", "jaxpr", "stablehlo", "hlo", "cost", "recompile", "snapshot"):
+    if command in _RUNS_TARGET:
         argv += [target, *shapes]
     if command == "stages":
         argv += ["-f", fmt]
@@ -245,8 +261,19 @@ def examples(draw: st.DrawFn) -> Example:
         argv += pick([[], ["--stage", "jaxpr,cost"], ["--full"]], [["--stage", ",,"]])
         argv += pick([[], ["--seed", "1"], ["--seed", str(2**70)]], [["--seed", "-1"]])
         argv += pick([[]], [["--max-input-bytes", "0"], ["--max-input-bytes", "-5"]])
-    if command in ("cost", "recompile"):
+    if command in ("cost", "recompile", "memory", "passes"):
         argv += ["-f", fmt]
+    if command == "memory" and draw(st.booleans()):
+        argv += draw(st.sampled_from([["--device", "h100"], ["--top", "0"], ["--device", "nope"]]))
+    if command == "passes" and draw(st.integers(0, 3)) == 0:
+        argv += ["--diff", draw(st.sampled_from(["1", "algsimp", "999", "\x1b[2J", ""]))]
+    if command == "report":
+        argv += ["-o", draw(st.sampled_from(["{dir}/r.html", "{dir}", "{dir}/no/such/r.html"]))]
+    if command == "bench":
+        argv += ["--baseline", "{dir}/baseline.json", "--cold-runs", "1", "--runs", "1"]
+        argv += ["--warmup", "0", "-f", fmt]
+    if command in _PLACES and draw(st.integers(0, 4)) == 0:
+        argv += draw(_placement())
     if command in ("stages", "jaxpr", "recompile") and draw(st.integers(0, 3)) == 0:
         argv += ["--transform", draw(st.sampled_from(_TRANSFORMS))]
     if spec is not None and "cases:" in spec and command not in ("stages", "recompile"):
@@ -272,7 +299,87 @@ def examples(draw: st.DrawFn) -> Example:
         argv += ["{dir}/spec.yaml", "{dir}/jaxinspect.yaml", "--format", fmt]
         spec = spec or "a: 1\n"
         manifest = draw(_spec_text())
-    return Example(draw(_target_file()), spec, manifest, tuple(argv))
+    baseline = draw(_baseline_text()) if command == "bench" else None
+    return Example(draw(_target_file()), spec, manifest, tuple(argv), baseline)
+
+
+#: Commands that take TARGET and a spec; those that take --mesh and --devices.
+_RUNS_TARGET = ("stages", "jaxpr", "stablehlo", "hlo", "cost", "recompile", "snapshot")
+_RUNS_TARGET += ("memory", "passes", "report", "bench")
+_PLACES = ("stages", "cost", "memory", "passes", "report", "jaxpr")
+_MESHES = ["data=1", "data=2", "a=1,b=1", "data=" + "9" * 30, "a=300,b=300", "données=2"]
+_MESHES += ["data=0", "data=-1", "a=2,a=2", "=2", "data", "data=2.5", "d=\u0663", "data=5000"]
+
+
+@st.composite
+def _placement(draw: st.DrawFn) -> list[str]:
+    kind = draw(st.sampled_from(["mesh", "mesh", "devices", "topology"]))
+    if kind == "mesh":
+        return ["--mesh", draw(st.sampled_from(_MESHES))]
+    if kind == "devices":
+        return ["--devices", draw(st.sampled_from(["1", "2", "0", "5000", "100000", "9" * 25]))]
+    return ["--topology", draw(st.sampled_from(["; rm -rf /", "v5e:2x2x2x2", "v99:1x1", ""]))]
+
+
+def _valid_baseline(draw: st.DrawFn) -> dict[str, Any]:
+    samples = draw(st.lists(st.floats(1e-6, 1.0), min_size=1, max_size=4))
+    return {
+        "schema_version": 1,
+        "kind": "jaxinspect-bench-baseline",
+        "target": draw(st.sampled_from(["other.py:f", "{dir}/target.py:double"])),
+        "spec": draw(st.sampled_from(["x=f32[3]", "spec.yaml", "{dir}/spec.yaml"])),
+        "environment": {
+            "backend": draw(st.sampled_from(["cpu", "tpu"])),
+            "device_kind": "cpu",
+            "jax_version": "0",
+            "jaxlib_version": "0",
+            "python_version": "3",
+            "platform": "linux",
+            "cpu_count": 2,
+            "x64": False,
+        },
+        "gate": {
+            "calls_per_round": 1,
+            "target_min_s": samples,
+            "target_median_s": samples,
+            "reference_min_s": samples,
+        },
+        "cold": {"compile": samples},
+    }
+
+
+_BAD_BASELINES = [
+    "",
+    "{",
+    "[" * 50_000 + "]" * 50_000,
+    "9" * 5000,
+    '{"kind": "jaxinspect-bench-baseline", "schema_version": ' + "9" * 5000 + "}",
+    "NaN",
+    "null",
+    '"text"',
+    "\x00\xff",
+]
+
+
+@st.composite
+def _baseline_text(draw: st.DrawFn) -> str:
+    """A ``--baseline`` file: well-formed (for this target or another), broken or hostile."""
+    choice = draw(st.integers(0, 9))
+    if choice < 2:
+        return draw(st.sampled_from(_BAD_BASELINES))
+    document = _valid_baseline(draw)
+    if choice < 7:  # one field made wrong
+        section = draw(st.sampled_from(["top", "gate", "environment", "cold"]))
+        key = draw(st.sampled_from(["target", "calls_per_round", "backend", "compile", "x"]))
+        value = draw(
+            st.sampled_from([None, True, -1, 0, "s", [], {}, 10**30, 1e308, [1e-3] * 1001])
+        )
+        where = document if section == "top" else document[section]
+        where[key] = value
+    text = json.dumps(document, allow_nan=True)
+    if choice == 9:
+        text = text.replace("1,", "Infinity,", 1)
+    return text
 
 
 class _Capture:
@@ -317,6 +424,7 @@ def _captured() -> Iterator[tuple[_Capture, _Capture]]:
 
 def run_example(example: Example) -> Outcome:
     """Write the example's files to a fresh folder and run its argv in this process."""
+    from jaxinspect.cli.capture import report_only_stdout
     from jaxinspect.cli.entry import run
 
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-fuzz-"))
@@ -326,15 +434,31 @@ def run_example(example: Example) -> Outcome:
             (folder / "spec.yaml").write_text(example.spec_text, errors="surrogateescape")
         if example.manifest_text is not None:
             (folder / "jaxinspect.yaml").write_text(example.manifest_text)
+        if example.baseline_text is not None:
+            text = example.baseline_text.replace("{dir}", str(folder))
+            (folder / "baseline.json").write_text(text, errors="surrogateescape")
         argv = [a.replace("{dir}", str(folder)) for a in example.argv]
-        with _captured() as (out, err):
+        start = time.monotonic()
+        before = set(threading.enumerate())
+        # The capture is held around the run and the wait, as the console script holds it
+        # until the process ends (run's own capture, nested, changes nothing).
+        with _captured() as (out, err), report_only_stdout():
             code = run(argv)
+            seconds = time.monotonic() - start
+            _join_new_threads(before)
         stdout, stderr = out.getvalue(), err.getvalue()
     finally:
         _forget(folder)
         shutil.rmtree(folder, ignore_errors=True)
     status = code if isinstance(code, int) else (0 if code is None else 1)
-    return Outcome(status, stdout, stderr)
+    return Outcome(status, stdout, stderr, seconds)
+
+
+def _join_new_threads(before: set[threading.Thread]) -> None:
+    """Wait (a little) for the threads the example's code started: a process of its own would
+    have ended them; left running, they would print into the next example."""
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
 
 
 def _forget(folder: Path) -> None:
@@ -351,6 +475,10 @@ def violations(example: Example, outcome: Outcome) -> list[str]:
     found = []
     if outcome.code not in (0, 1, 2, 3):
         found.append(f"exit code {outcome.code}")
+    if outcome.seconds > HANG_S:
+        found.append(f"hang: {outcome.seconds:.0f} s")
+    if "\x1b" in outcome.stdout and "\x1b" not in example.target_file:
+        found.append("a terminal escape sequence on stdout")
     if "Traceback" in outcome.stderr:
         found.append("traceback on stderr")
     if MARKER in outcome.stdout:

@@ -118,6 +118,7 @@ def test_save_then_judge_same_and_slower_code(
         baseline,
         "--fail-on",
         "cached.min>+60%,cached.median>+60%",
+        "--allow-other-baseline",  # another file: the slower implementation of the function
     )
     assert slower.exit_code == 1  # four times the work
     assert "REGRESSION" in slower.stdout and "cached.min>+60%" in slower.stdout
@@ -132,7 +133,7 @@ def test_bad_baselines_and_options_are_usage_errors(
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text('{"kind": "jaxinspect-bench-baseline", "schema_version": 1}')
     result = run_cli("bench", target, *QUICK, "--baseline", corrupt)
-    assert result.exit_code == 2 and "corrupt.json: `environment` must be" in result.stderr
+    assert result.exit_code == 2 and "corrupt.json: `target` must be a string" in result.stderr
     alone = run_cli("bench", target, *QUICK, "--fail-on", "cached.min>+5%")
     assert alone.exit_code == 2 and "--baseline" in alone.stderr
 

@@ -154,10 +154,10 @@ def test_errors_map_to_exit_codes_without_traceback(run_cli, args, code, message
     assert result.stdout == ""
 
 
-def test_debug_reraises(run_cli):
-    result = run_cli("stages", "nofile.py:f", "--debug", catch_exceptions=True)
-    assert result.exit_code != 0
-    assert type(result.exception).__name__ == "TargetError"
+def test_debug_adds_the_traceback_and_keeps_the_exit_code(run_cli):
+    result = run_cli("stages", "nofile.py:f", "--debug")
+    assert result.exit_code == 2  # as without --debug (#22)
+    assert "Traceback" in result.stderr and "TargetError" in result.stderr
 
 
 def test_internal_errors_exit_4_with_traceback(capsys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -123,42 +124,153 @@ def save_baseline(path: Path, document: dict[str, Any]) -> None:
     write_atomically(path, data, what="the baseline")
 
 
+#: The largest baseline file read: a real one is a few kilobytes (30 rounds, a few cold runs).
+MAX_BASELINE_BYTES = 4 * 1024**2
+#: The most samples in one list of a baseline: the bootstrap's cost grows with them (4,000
+#: resamples of each list), and ``bench`` writes 30 rounds and ``--cold-runs`` (at most this).
+MAX_SAMPLES = 1_000
+#: The longest sample accepted: a day; past it, a number is not a measured latency.
+MAX_SECONDS = 86_400
+_GATE_LISTS = ("target_min_s", "target_median_s", "reference_min_s")
+_TOP_KEYS = frozenset({"schema_version", "kind", "target", "spec", "environment", "gate", "cold"})
+
+
 def load_baseline(path: Path) -> dict[str, Any]:
-    """The baseline at ``path``, checked field by field.
+    """The baseline at ``path``, size-bounded and checked field by field before any use.
 
     Raises:
-        UsageError: Missing, unreadable, not JSON, or not a jaxinspect baseline (the message
-            names the file and the first field that is wrong).
+        UsageError: Missing, unreadable, too large, not JSON (or nested or numbered past what
+            JSON parsing allows), or not a jaxinspect baseline (the message names the file and
+            the first field that is wrong).
     """
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"baseline {path} not found; write one with bench --save") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"baseline {path}: cannot read it as JSON ({exc})") from exc
+    document = _read_json(path)
 
     def wrong(field: str, expected: str) -> UsageError:
         return UsageError(f"baseline {path}: `{field}` must be {expected}")
 
     if not isinstance(document, dict) or document.get("kind") != KIND:
         raise wrong("kind", f"{KIND!r} (is this a bench --save file?)")
-    if document.get("schema_version") != SCHEMA_VERSION:
+    if document.get("schema_version") != SCHEMA_VERSION or isinstance(
+        document.get("schema_version"), bool
+    ):
         raise wrong("schema_version", str(SCHEMA_VERSION))
-    if not isinstance(document.get("environment"), dict):
-        raise wrong("environment", "an object")
-    gate = document.get("gate")
-    if not isinstance(gate, dict):
-        raise wrong("gate", "an object")
-    for key in ("target_min_s", "target_median_s", "reference_min_s"):
-        if not _positive_numbers(gate.get(key)):
-            raise wrong(f"gate.{key}", "a non-empty list of positive seconds")
+    unknown = sorted(str(k) for k in document if k not in _TOP_KEYS)
+    if unknown:
+        raise wrong(unknown[0], "absent (not a field of a baseline)")
+    for key in ("target", "spec"):
+        if not isinstance(document.get(key), str):
+            raise wrong(key, "a string")
+    _check_environment(document.get("environment"), wrong)
+    _check_gate(document.get("gate"), wrong)
     cold = document.get("cold")
     if not isinstance(cold, dict):
         raise wrong("cold", "an object")
     for name, samples in cold.items():
-        if not _positive_numbers(samples, allow_zero=True):
-            raise wrong(f"cold.{name}", "a non-empty list of seconds")
+        if name not in COLD_PHASES:
+            raise wrong(f"cold.{name}", f"a cold phase ({', '.join(COLD_PHASES)})")
+        if not _seconds(samples, allow_zero=True):
+            raise wrong(f"cold.{name}", f"a list of 1 to {MAX_SAMPLES} finite seconds >= 0")
     return document
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BASELINE_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"baseline {path} not found; write one with bench --save") from None
+    except OSError as exc:
+        raise UsageError(f"baseline {path}: cannot read it ({exc.strerror or exc})") from exc
+    if len(data) > MAX_BASELINE_BYTES:
+        raise UsageError(
+            f"baseline {path}: larger than {MAX_BASELINE_BYTES // 1024**2} MiB; "
+            "a bench --save file is a few kilobytes"
+        )
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, an int over 4,300 digits
+        raise UsageError(f"baseline {path}: cannot read it as JSON ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"baseline {path}: cannot read it as JSON (nested too deeply)") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number of seconds")
+
+
+def _check_environment(environment: Any, wrong: Any) -> None:
+    if not isinstance(environment, dict):
+        raise wrong("environment", "an object")
+    for name in _ENVIRONMENT:
+        value = environment.get(name)
+        if name == "cpu_count":
+            if value is not None and (not _is_int(value) or value < 1):
+                raise wrong("environment.cpu_count", "a positive integer or null")
+        elif name == "x64":
+            if not isinstance(value, bool):
+                raise wrong("environment.x64", "true or false")
+        elif not isinstance(value, str):
+            raise wrong(f"environment.{name}", "a string")
+
+
+def _check_gate(gate: Any, wrong: Any) -> None:
+    if not isinstance(gate, dict):
+        raise wrong("gate", "an object")
+    unknown = sorted(str(k) for k in gate if k not in (*_GATE_LISTS, "calls_per_round"))
+    if unknown:
+        raise wrong(f"gate.{unknown[0]}", "absent (not a field of a baseline)")
+    calls = gate.get("calls_per_round")
+    if not isinstance(calls, int) or isinstance(calls, bool) or not 1 <= calls <= 10**9:
+        raise wrong("gate.calls_per_round", "a positive integer")
+    for key in _GATE_LISTS:
+        if not _seconds(gate.get(key)):
+            raise wrong(f"gate.{key}", f"a list of 1 to {MAX_SAMPLES} positive finite seconds")
+    if len({len(gate[key]) for key in _GATE_LISTS}) != 1:
+        raise wrong("gate", "lists of the same length (one entry per round)")
+
+
+def check_identity(
+    baseline: dict[str, Any],
+    baseline_path: str,
+    *,
+    target: str,
+    spec: str,
+    backend: str | None = None,
+) -> None:
+    """Refuse to judge a run by a baseline saved for another target, spec or backend.
+
+    Paths are compared as written, after normalising (``./a.py`` is ``a.py``); ``backend``
+    is checked once known (``None``: not yet).
+
+    Raises:
+        UsageError: They differ; the message names both (``--allow-other-baseline`` allows it).
+    """
+    pairs = [("target", _norm_target(baseline["target"]), _norm_target(target))]
+    pairs.append(("spec", _norm_spec(baseline["spec"]), _norm_spec(spec)))
+    if backend is not None:
+        pairs.append(("backend", baseline["environment"]["backend"], backend))
+    for what, then, now in pairs:
+        if then != now:
+            raise UsageError(
+                f"baseline {baseline_path} was measured for {what} {then!r}; this run "
+                f"measures {now!r}",
+                hint="Judge each target and spec by its own bench --save file, or pass "
+                "--allow-other-baseline to compare them anyway.",
+            )
+
+
+def _norm_target(target: str) -> str:
+    path, sep, name = target.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        return target
+    return f"{os.path.normpath(path)}:{name}"
+
+
+def _norm_spec(spec: str) -> str:
+    path, sep, case = spec.partition(" [")
+    if not path.endswith((".yaml", ".yml")):
+        return spec
+    return os.path.normpath(path) + sep + case
 
 
 def judge(
@@ -255,10 +367,20 @@ def _environment_notes(stored: dict[str, Any], now: Environment) -> tuple[str, .
     return tuple(notes)
 
 
-def _positive_numbers(value: Any, *, allow_zero: bool = False) -> bool:
-    if not isinstance(value, list) or not value:
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _seconds(value: Any, *, allow_zero: bool = False) -> bool:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_SAMPLES:
         return False
-    return all(
-        isinstance(v, int | float) and not isinstance(v, bool) and (v >= 0 if allow_zero else v > 0)
-        for v in value
-    )
+    return all(_second(v, allow_zero) for v in value)
+
+
+def _second(value: Any, allow_zero: bool) -> bool:
+    # An int is compared before any float conversion: a 400-digit one would overflow it.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return (value >= 0 if allow_zero else value > 0) and value <= MAX_SECONDS

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
+from jaxinspect.cli.capture import report_only_stdout
 from jaxinspect.cli.fastexit import exit_without_teardown
 from jaxinspect.cli.interrupts import install_sigint_handler
 from jaxinspect.cli.streams import prepare_std_streams
@@ -23,7 +24,9 @@ def main() -> NoReturn:
     prepare_std_streams()
     install_sigint_handler()
     own_process()  # --timeout may end this process from its watchdog thread
-    exit_without_teardown(run(sys.argv[1:]))
+    # Held to the very end: the user's threads may still print while the process ends.
+    with report_only_stdout():
+        exit_without_teardown(run(sys.argv[1:]))
 
 
 def run(argv: list[str]) -> object:
@@ -31,15 +34,16 @@ def run(argv: list[str]) -> object:
 
     Tests and the CLI fuzz call this to go through exactly what the console script does.
     """
-    if argv[:1] == ["diff"]:
-        from jaxinspect.cli.commands.diff import parse_plain_diff, run_diff
+    with report_only_stdout():  # the user's threads may print at any time
+        if argv[:1] == ["diff"]:
+            from jaxinspect.cli.commands.diff import parse_plain_diff, run_diff
 
-        plain = parse_plain_diff(argv)
-        if plain is not None:
-            return exit_code_of(run_diff, plain)
-    from jaxinspect.cli.app import run_app
+            plain = parse_plain_diff(argv)
+            if plain is not None:
+                return exit_code_of(run_diff, plain)
+        from jaxinspect.cli.app import run_app
 
-    return run_app(argv)
+        return run_app(argv)
 
 
 def exit_code_of(command: Callable[[T], None], args: T) -> object:

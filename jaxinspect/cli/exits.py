@@ -32,42 +32,52 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
     by the user's code where no ``pipeline.usercode.user_code`` caught it is exit 3, while
     jaxinspect's own ``SystemExit`` and a real Ctrl-C pass through.
     """
+    from jaxinspect.pipeline.errtrace import show_callback_tracebacks
     from jaxinspect.pipeline.nativelog import show_native_logs
 
     show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
+    show_callback_tracebacks(debug)
+    # --debug adds the Python traceback to a message; it never changes the exit code.
     try:
         yield
     except JaxInspectError as exc:
-        if debug:
-            raise
-        fail(exc.message, exc.hint, exc.exit_code)
+        _traceback_if(debug)
+        fail(exc.message, None if debug and _asks_for_debug(exc.hint) else exc.hint, exc.exit_code)
     except OSError as exc:
         if is_closed_pipe(exc):
             end_on_closed_pipe()
-        if debug or exc.errno not in ENVIRONMENT_ERRNOS:
-            _internal_error(debug)
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            _internal_error()
+        _traceback_if(debug)
         fail(_describe_io_error(exc), None, ExitCode.USAGE_ERROR)
     except Exception:
-        _internal_error(debug)
+        _internal_error()
     except BaseException as exc:
         if _rich_broken_pipe(exc):
             end_on_closed_pipe()
-        if debug:
-            raise
         if not _raised_by_user(exc):
             if isinstance(exc, KeyboardInterrupt):  # a real Ctrl-C
                 raise SystemExit(int(ExitCode.INTERRUPTED)) from None
             raise  # jaxinspect's own SystemExit
+        _traceback_if(debug)
         fail(
             f"your code raised {type(exc).__name__}{_argument(exc)}; it cannot end the run",
-            "Run with --debug for the full Python traceback.",
+            None if debug else "Run with --debug for the full Python traceback.",
             ExitCode.TARGET_FAILED,
         )
 
 
-def _internal_error(debug: bool) -> NoReturn:
+def _traceback_if(debug: bool) -> None:
+    """With ``--debug``, the traceback of the exception being handled, on stderr."""
     if debug:
-        raise  # the exception the caller is handling
+        traceback.print_exc()
+
+
+def _asks_for_debug(hint: str | None) -> bool:
+    return hint is not None and "--debug" in hint
+
+
+def _internal_error() -> NoReturn:
     traceback.print_exc()
     fail(
         "internal error in jaxinspect (a bug; please report it with the traceback above)",

@@ -8,6 +8,7 @@ import typer
 from jaxinspect.cli.exits import errors_to_exit_codes as errors_to_exit_codes
 from jaxinspect.cli.formats import AUDIENCE, ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.limits import MAX_DEVICES
 
 if TYPE_CHECKING:
     from jaxinspect.inputs.spec import Spec
@@ -30,6 +31,7 @@ DevicesOpt = Annotated[
     typer.Option(
         "--devices",
         min=1,
+        max=MAX_DEVICES,
         help="Run on N devices (on CPU, N fake devices set up before JAX starts).",
     ),
 ]

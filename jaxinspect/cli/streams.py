@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from jaxinspect.errors import ExitCode
+from jaxinspect.usertext import escape_controls
 
 
 class ClosedStdout(io.TextIOBase):
@@ -119,7 +120,7 @@ def describe_os_error(exc: BaseException) -> str:
 def print_error(line: str, *, prefix: str = "Error") -> None:
     """``line`` on stderr, if stderr can still take it (the exit code says what happened)."""
     with contextlib.suppress(Exception):
-        print(f"{prefix}: {line}", file=sys.stderr, flush=True)
+        print(f"{prefix}: {escape_controls(line)}", file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -37,10 +37,9 @@ def exit_for_failed_cases(
     for hint in hints:
         print_error(hint, prefix="Hint")
     if failures:
-        print_error(
-            f"{len(failures)} of {total} cases failed ({', '.join(n for n, _ in failures)}); "
-            "the others ran"
-        )
+        names = ", ".join(n for n, _ in failures)
+        others = "none ran to the end" if len(failures) >= total else "the others ran"
+        print_error(f"{len(failures)} of {total} cases failed ({names}); {others}")
     worst = worst_exit_code([code, *(f.exit_code for _, f in failures)])
     if worst:
         raise SystemExit(int(worst))

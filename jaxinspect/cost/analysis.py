@@ -13,6 +13,7 @@ from jaxinspect.reports.stages import InspectionReport, LoopAwareCost
 if TYPE_CHECKING:
     from jaxinspect.cost.profiled import OpTimes
     from jaxinspect.pipeline.stages import StageArtifacts
+    from jaxinspect.pipeline.timing.calls import ProgressSink
 
 
 def analyse_compiled(
@@ -56,10 +57,14 @@ def cost_of_run(
     artifacts: StageArtifacts,
     user: UserCode,
     measure_runs: int | None = None,
+    *,
+    measure: bool | None = None,
+    progress: ProgressSink | None = None,
 ) -> tuple[InspectionReport, ProgramCost, OpTimes | None]:
     """The per-op analysis of a run inspected without its ``cost`` section, and JAX's cost
     summary with the loop-aware totals from that one analysis (it is not free: done once);
-    with ``measure_runs``, the executable's op times under the profiler too.
+    with ``measure_runs`` (or ``measure``, the number then adapted to the program's speed),
+    the executable's op times under the profiler too, ``progress`` receiving long series.
     """
     from jaxinspect.cost.profiled import measure_program
     from jaxinspect.pipeline import analyses as collect
@@ -68,8 +73,8 @@ def cost_of_run(
     reasons = [r for r in source.unavailable if r[0] != "cost"]
     summary = collect.collect_cost(artifacts.compiled, reasons, program)
     op_times = None
-    if measure_runs is not None:
-        op_times = measure_program(artifacts, measure_runs, reasons)
+    if measure_runs is not None or measure:
+        op_times = measure_program(artifacts, measure_runs, reasons, progress)
     else:
         reasons.append(("cost.measured", "--measure not given"))
     return replace(source, cost=summary, unavailable=tuple(reasons)), program, op_times

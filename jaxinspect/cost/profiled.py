@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.pipeline.execute import time_calls
-from jaxinspect.pipeline.timing.calls import CallInputs
+from jaxinspect.pipeline.timing.calls import CallInputs, ProgressSink, time_one_call
+
+#: Runs timed under the profiler when the user gives no number.
+DEFAULT_RUNS = 20
+#: With no number given, a slow program is timed fewer times: about this many seconds of
+#: runs per series (two series: outside and under the profiler), and never fewer than
+#: ``FEW_RUNS``.
+SLOW_SERIES_S = 10.0
+FEW_RUNS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +67,10 @@ def measure_op_times(
     compiled: Any,
     inputs: CallInputs,
     *,
-    runs: int,
+    runs: int | None,
     target: str,
     module_name: str | None = None,
+    progress: ProgressSink | None = None,
 ) -> OpTimes:
     """Call ``compiled`` ``runs`` times outside, then ``runs`` times under, the profiler.
 
@@ -72,8 +81,11 @@ def measure_op_times(
     donated ones are copied afresh for every call.
 
     Args:
+        runs: Calls per series; ``None``: ``DEFAULT_RUNS``, fewer for a slow program (about
+            ``SLOW_SERIES_S`` per series, ``FEW_RUNS`` at least), judged by one call first.
         module_name: The optimized module's name as the trace gives it; by default read off
             ``compiled``.
+        progress: Receives the progress of series expected to take a while.
 
     Raises:
         NoOpEvents: The trace names no instruction of the module.
@@ -86,17 +98,26 @@ def measure_op_times(
         from jaxinspect import jaxapi
 
         module_name = jaxapi.optimized_hlo_module(compiled, "the measured op times").name
-    _, plain = time_calls(compiled, inputs, runs=runs, target=target)
+    if runs is None:
+        runs = adapted_runs(time_one_call(compiled, inputs, target=target))
+    _, plain = time_calls(compiled, inputs, runs=runs, target=target, progress=progress)
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-profile-"))
     try:
         with jax.profiler.trace(str(folder), create_perfetto_trace=True):
-            _, profiled = time_calls(compiled, inputs, runs=runs, target=target)
+            _, profiled = time_calls(compiled, inputs, runs=runs, target=target, progress=progress)
         events = _read_events(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     # Every call under the profiler runs the program once: the first call and ``runs`` more.
     seconds, program_runs, device = op_seconds(events, module_name, calls=runs + 1)
     return OpTimes(seconds, program_runs, device, plain.median_s, profiled.median_s)
+
+
+def adapted_runs(call_s: float) -> int:
+    """Runs per series for a program whose one call took ``call_s`` seconds."""
+    if call_s * DEFAULT_RUNS <= SLOW_SERIES_S:
+        return DEFAULT_RUNS
+    return max(FEW_RUNS, int(SLOW_SERIES_S / call_s))
 
 
 def _read_events(folder: Path) -> list[dict[str, Any]]:
@@ -137,7 +158,12 @@ def op_seconds(
     return {op: total / program_runs for op, total in totals.items()}, program_runs, device
 
 
-def measure_program(artifacts: Any, runs: int, reasons: list[tuple[str, str]]) -> OpTimes | None:
+def measure_program(
+    artifacts: Any,
+    runs: int | None,
+    reasons: list[tuple[str, str]],
+    progress: ProgressSink | None = None,
+) -> OpTimes | None:
     """Measured op times of an inspected run's executable, or ``None`` with the reason.
 
     The inputs are the run's own seeded inputs (``PreparedCall.concrete_inputs``); nothing is
@@ -161,7 +187,7 @@ def measure_program(artifacts: Any, runs: int, reasons: list[tuple[str, str]]) -
     args, kwargs = call.concrete_inputs(0, DEFAULT_MAX_INPUT_BYTES)
     inputs = split_donated(call.plan, args, kwargs)
     try:
-        return measure_op_times(compiled, inputs, runs=runs, target=call.target)
+        return measure_op_times(compiled, inputs, runs=runs, target=call.target, progress=progress)
     except NoOpEvents as exc:
         reasons.append(("cost.measured", str(exc)))
         return None

@@ -21,6 +21,7 @@ from jaxinspect.inputs.fromnode import FromNode, ValueNode
 from jaxinspect.inputs.leaves import DTYPE_BYTES, LeafSpec
 from jaxinspect.inputs.spec import DictNode, ListNode, Node
 from jaxinspect.reports.stages import ArgInfo
+from jaxinspect.usertext import safe_repr
 
 
 @functools.cache
@@ -189,7 +190,7 @@ def describe_args(
     out: list[ArgInfo] = []
     for arg in plan.args:
         if arg.static:
-            out.append(ArgInfo(path=arg.name, kind="static", value=repr(arg.value)))
+            out.append(ArgInfo(path=arg.name, kind="static", value=safe_repr(arg.value)))
         elif arg.node is not None:
             placed = None if shardings is None else shardings.get(arg.name)
             _describe(arg.node, arg.name, out, resolver, placed)

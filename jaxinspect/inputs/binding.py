@@ -107,6 +107,19 @@ def _bind_positional(spec: Spec, signature: inspect.Signature | None, target: st
                 f"{spec.source}: args lists {len(spec.args)} arguments but {target}"
                 f"{signature} takes {len(names)} positionally"
             )
+        static = {name for name, _ in spec.static}
+        missing = [
+            name
+            for name in names[len(spec.args) :]
+            if params[name].default is params[name].empty and name not in static
+        ]
+        if missing:  # the mapping form says so too: a spec mistake, not a failing function
+            raise SpecError(
+                f"{spec.source}: args lists {len(spec.args)} argument"
+                f"{'s' if len(spec.args) != 1 else ''} but {target}{signature} also needs "
+                + ", ".join(f"`{name}`" for name in missing),
+                hint="Add them to the list under `args:` (or to `static:`).",
+            )
     for name, value in spec.static:
         if signature is not None and name not in signature.parameters:
             raise _unknown(spec, "static", name, signature, target)

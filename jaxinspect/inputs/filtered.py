@@ -16,6 +16,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxinspect.usertext import safe_repr
+
 
 def is_array(leaf: Any) -> bool:
     """Whether a leaf is an array (traced) rather than a static value.
@@ -181,7 +183,7 @@ def describe_static(value: Any) -> str:
     module = getattr(value, "__module__", None)
     if callable(value) and isinstance(name, str) and isinstance(module, str):
         return f"{module}.{name}"
-    text = _ADDRESS.sub("", repr(value))
+    text = _ADDRESS.sub("", safe_repr(value))
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from jaxinspect.errors import SpecError
+from jaxinspect.inputs.limits import MAX_DEVICES
 from jaxinspect.suggest import did_you_mean
 
 #: One dimension's mesh axes; ``()`` for a dimension that is not split.
@@ -64,11 +65,19 @@ def parse_mesh(raw: object, where: str) -> MeshSpec:
     axes = []
     for name, size in raw.items():
         if not isinstance(name, str) or not _AXIS.match(name):
-            raise SpecError(f"{where}: {name!r} is not an axis name (letters, digits, _)")
+            raise SpecError(
+                f"{where}: {name!r} is not an axis name (ASCII letters, digits and _, "
+                "not starting with a digit)"
+            )
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise SpecError(f"{where}.{name}: the size must be a positive integer, not {size!r}")
+        if size > MAX_DEVICES:
+            raise SpecError(f"{where}.{name}: {size} devices is more than {MAX_DEVICES:,}")
         axes.append((name, size))
-    return MeshSpec(tuple(axes))
+    mesh = MeshSpec(tuple(axes))
+    if mesh.size > MAX_DEVICES:
+        raise SpecError(f"{where}: the mesh spans {mesh.size:,} devices, more than {MAX_DEVICES:,}")
+    return mesh
 
 
 def parse_mesh_option(text: str) -> MeshSpec:
@@ -80,7 +89,7 @@ def parse_mesh_option(text: str) -> MeshSpec:
     raw: dict[str, object] = {}
     for part in text.split(","):
         name, sep, size = part.strip().partition("=")
-        if not sep or not size.strip().isdigit():
+        if not sep or not (size.strip().isascii() and size.strip().isdigit()):
             raise SpecError(f"--mesh {text!r}: expected NAME=SIZE[,NAME=SIZE], e.g. data=4,model=2")
         if name.strip() in raw:
             raise SpecError(f"--mesh {text!r}: axis `{name.strip()}` is given twice")

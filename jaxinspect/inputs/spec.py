@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.fromnode import FromNode, ValueNode, is_from_mapping, parse_from
 from jaxinspect.inputs.leaves import LeafSpec, parse_leaf, parse_long_leaf
+from jaxinspect.inputs.limits import MAX_DEVICES
 from jaxinspect.inputs.sharding import (
     MeshSpec,
     Sharding,
@@ -310,6 +311,8 @@ def _parse_devices(raw: object, where: str) -> int | None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
         raise SpecError(f"{where}: expected a positive number of devices, not {raw!r}")
+    if raw > MAX_DEVICES:
+        raise SpecError(f"{where}: {raw} devices is more than {MAX_DEVICES:,}")
     return raw
 
 

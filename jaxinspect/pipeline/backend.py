@@ -9,6 +9,7 @@ import jax
 
 from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.limits import MAX_CPU_DEVICES
 from jaxinspect.pipeline.nativelog import libtpu_installed, quiet_native_stderr
 
 
@@ -71,6 +72,12 @@ def reserve_cpu_devices(count: int) -> None:
     """
     if count <= 1:
         return
+    if count > MAX_CPU_DEVICES:
+        raise UsageError(
+            f"the run needs {count:,} CPU devices; jaxinspect sets up at most "
+            f"{MAX_CPU_DEVICES:,} on CPU",
+            hint="Use a smaller mesh or --devices, or --topology to compile for a TPU slice.",
+        )
     try:
         current = jax.config.jax_num_cpu_devices
         if current is None or current < count:

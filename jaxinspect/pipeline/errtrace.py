@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import sysconfig
 import traceback
 from pathlib import Path
@@ -16,8 +18,24 @@ _LIBRARY_DIRS = tuple(
         sysconfig.get_paths()["stdlib"],
         sysconfig.get_paths()["purelib"],
         sysconfig.get_paths()["platlib"],
+        sysconfig.get_paths()["scripts"],  # the console script that started the run
     }
 )
+
+
+#: Where JAX logs a failing host callback's full traceback before raising it to the caller.
+_CALLBACK_LOGGER = "jax._src.callback"
+_FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]*)", line \d+, in ')
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+
+
+def show_callback_tracebacks(show: bool) -> None:
+    """Let JAX log a failing host callback's traceback (``--debug``), or not.
+
+    The failure itself reaches the user as the execute stage's error, with the user's frames
+    (``format_user_failure``); the log repeats it with every JAX frame.
+    """
+    logging.getLogger(_CALLBACK_LOGGER).disabled = not show
 
 
 def is_user_frame(filename: str) -> bool:
@@ -65,6 +83,24 @@ def _frame_lines(frames: list[traceback.FrameSummary]) -> list[str]:
 
 def _first_paragraph(exc: BaseException) -> str:
     # JAX messages run to many paragraphs of advice and links; the first says what happened.
-    text = str(exc).strip()
+    text = user_frames_only(str(exc).strip())
     first = text.split("\n\n", 1)[0]
     return first if len(first) < 2000 else first[:2000] + " ..."
+
+
+def user_frames_only(text: str) -> str:
+    """A message with a Python traceback inside (a failed host callback's), minus the frames
+    of jaxinspect, JAX, the CLI framework and the standard library, code lines included."""
+    if _TRACEBACK_HEAD not in text:
+        return text
+    kept: list[str] = []
+    keep_frame = True
+    for line in text.split("\n"):
+        match = _FRAME_LINE.match(line)
+        if match is not None:
+            keep_frame = is_user_frame(match.group("file"))
+        elif not line.startswith("    ") and line.strip() != "...":
+            keep_frame = True  # past the frame: the exception line, or other text
+        if keep_frame:
+            kept.append(line.replace(_TRACEBACK_HEAD, "In your code (most recent call last):"))
+    return "\n".join(kept)

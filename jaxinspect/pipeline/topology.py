@@ -74,18 +74,23 @@ def topology_devices(name: str) -> tuple[Any, ...]:
         UsageError: libtpu is not installed (naming the extra), cannot start, or refuses
             ``name`` (listing the names it accepts).
     """
+    # A malformed name is the user's first mistake, whether or not libtpu is installed.
+    if not _NAME.match(name):
+        suggestion = ""
+        if libtpu_installed():  # the names it accepts, for a "did you mean"
+            share_libtpu()
+            suggestion = _as_slice_name(name)
+        raise UsageError(
+            f"--topology {name!r}: a slice name is GENERATION:SHAPE, e.g. v5e:2x2 or v4:2x2x1"
+            f"{suggestion}",
+            hint=_LISTS_THEM,
+        )
     if not libtpu_installed():
         raise UsageError(
             f"--topology {name}: compiling for a TPU slice needs libtpu",
             hint=f"Install it with {_EXTRA} (about 700 MB; no TPU needed).",
         )
     share_libtpu()
-    if not _NAME.match(name):
-        raise UsageError(
-            f"--topology {name!r}: a slice name is GENERATION:SHAPE, e.g. v5e:2x2 or v4:2x2x1"
-            f"{_as_slice_name(name)}",
-            hint=_LISTS_THEM,
-        )
     described = _describe(name)
     if isinstance(described, str):
         raise UsageError(f"--topology {name}: {_refusal(name, described)}", hint=_LISTS_THEM)

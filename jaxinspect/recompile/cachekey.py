@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect.inputs.binding import CallPlan
+from jaxinspect.usertext import safe_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ def build_cache_key(plan: CallPlan, args: list[Any], kwargs: dict[str, Any]) -> 
                     sharding=describe_sharding(getattr(leaf, "sharding", None)),
                 )
             )
-    static = tuple((a.name, repr(a.value)) for a in plan.args if a.static)
+    static = tuple((a.name, safe_repr(a.value)) for a in plan.args if a.static)
     structure = str(jax.tree_util.tree_structure(tuple(dynamic)))
     return CacheKey(tuple(leaves), static, structure)
 

@@ -68,3 +68,8 @@ class CheckReport:
     def counts(self) -> dict[str, int]:
         """How many targets have each status."""
         return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+
+    def counts_line(self) -> str:
+        """``2 unchanged, 1 changed``; what an empty run (a shard with no target) checked."""
+        counts = ", ".join(f"{n} {s}" for s, n in self.counts().items() if n)
+        return counts or "no target to check (an empty manifest, or a --shard with none)"

@@ -94,7 +94,7 @@ def _texts(
         diff = line_diffs.get(stage)
         if diff is None or not diff.of(a_text or "", b_text or ""):
             diff = diff_lines(a_text or "", b_text or "")
-        a_name, b_name = f"{labels[0]}/{filename}", f"{labels[1]}/{filename}"
+        a_name, b_name = _text_name(old, labels[0], filename), _text_name(new, labels[1], filename)
         if not structural:
             out.append(TextChange(stage, a_name, b_name, tuple(diff.hunks(context))))
             continue
@@ -113,3 +113,8 @@ def _texts(
         )
         out.append(change)
     return tuple(out)
+
+
+def _text_name(snapshot: Snapshot, label: str, filename: str) -> str:
+    """``snap/hlo.txt`` for a snapshot folder; the file itself for a loose text (no header)."""
+    return label if snapshot.header is None else f"{label}/{filename}"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.errors import UsageError
+from jaxinspect.inputs.limits import MAX_DEVICES
 from jaxinspect.inputs.sharding import MeshSpec, parse_mesh
 from jaxinspect.inputs.yamlload import load_yaml
 from jaxinspect.snapshot.store import safe_name
@@ -147,6 +148,8 @@ def _parse_target(raw: Any, root: Path, where: str) -> ManifestTarget:
         isinstance(devices, bool) or not isinstance(devices, int) or devices < 1
     ):
         raise UsageError(f"manifest {where}.devices: expected a positive number, not {devices!r}")
+    if devices is not None and devices > MAX_DEVICES:
+        raise UsageError(f"manifest {where}.devices: {devices} is more than {MAX_DEVICES:,}")
     topology = raw.get("topology")
     return ManifestTarget(
         name=name,

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from jaxinspect.errors import UsageError
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$", re.ASCII)
+#: The most shards a run may be split into; a larger N is a typo (and huge digits cost).
+MAX_SHARDS = 10_000
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,11 @@ def parse_shard(text: str) -> Shard:
     match = _SHARD.match(text)
     if match is None:
         raise UsageError(f"--shard {text!r}: expected I/N, e.g. 1/4 (shards count from 1)")
+    if max(len(match.group(1)), len(match.group(2))) > len(str(MAX_SHARDS)):
+        raise UsageError(f"--shard {text[:40]!r}: N must be at most {MAX_SHARDS:,}")
     index, count = int(match.group(1)), int(match.group(2))
+    if count > MAX_SHARDS:
+        raise UsageError(f"--shard {text!r}: N must be at most {MAX_SHARDS:,}")
     if count < 1 or not 1 <= index <= count:
         raise UsageError(f"--shard {text!r}: I must be between 1 and N (N >= 1)")
     return Shard(index, count)

@@ -13,6 +13,7 @@ from typing import Any
 
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.model import COST_KEYS, FORMAT_VERSION, MEMORY_KEYS, STAGE_FILES
+from jaxinspect.usertext import safe_repr
 
 _HEADER_TEXT = ("jax_version", "jaxlib_version", "backend", "device_kind")
 _STAGES = tuple(stage for stage, _ in STAGE_FILES)
@@ -138,7 +139,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _wrong(where: str, expected: str, value: Any) -> str:
-    shown = repr(value)
+    shown = safe_repr(value)
     if len(shown) > 40:
         shown = shown[:37] + "..."
     return f"{where} must be {expected}, got {shown}"

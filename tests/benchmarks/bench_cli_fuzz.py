@@ -1,13 +1,15 @@
-"""Reliability benchmark: a property-based fuzz of the whole CLI, 1,000+ examples (issue #11).
+"""Reliability benchmark: a property-based fuzz of the whole CLI, 2,000+ examples (#11, #22).
 
-Random target files (that print, ``sys.exit``, raise ``KeyboardInterrupt`` or other
-``BaseException``s, fail to trace...), random specs (malformed, aliased, nested, tagged),
-random argv of every command but ``bench``, run in this process through the console script's
-``jaxinspect.cli.entry.run`` (see tests/clifuzz.py). Every example must exit 0-3, print no
-traceback, keep the target's prints off stdout, and give parseable stdout with --format json.
+Random target files (that print, from threads too, ``sys.exit``, raise ``KeyboardInterrupt``
+or other ``BaseException``s, fail to trace...), random specs (malformed, aliased, nested,
+tagged), random ``--baseline`` files (broken, hostile, for another target), random meshes and
+device counts, random argv of every command (``bench`` against those baselines), run in this
+process through the console script's ``jaxinspect.cli.entry.run`` (see tests/clifuzz.py).
+Every example must exit 0-3, print no traceback, keep the target's prints and terminal escapes
+off stdout, give parseable stdout with --format json, and end within ``HANG_S``.
 
-Run: .venv/bin/python tests/benchmarks/bench_cli_fuzz.py [--examples 1000] [--seed N]
-Prints: examples run, exit codes seen, and tracebacks or exit 4 (goal: 0); exits 1 otherwise.
+Run: .venv/bin/python tests/benchmarks/bench_cli_fuzz.py [--examples 2000] [--seed N]
+Prints: examples run, exit codes seen, tracebacks, exit 4 and hangs (goal: 0); exits 1 otherwise.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-from clifuzz import Example, examples, run_example, violations  # noqa: E402
+from clifuzz import HANG_S, Example, examples, run_example, violations  # noqa: E402
 
 
 def main() -> int:
     """Run the fuzz and print its figures; 1 when any example broke an invariant."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=1000)
+    parser.add_argument("--examples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=None, help="default: a random one")
     options = parser.parse_args()
     chosen_seed = options.seed if options.seed is not None else random.randrange(2**32)
@@ -62,11 +64,17 @@ def main() -> int:
     total = sum(codes.values())
     tracebacks = sum(1 for found, _, _ in broken if "traceback on stderr" in found)
     exit4 = codes.get(4, 0)
+    hangs = sum(1 for found, _, _ in broken if any(f.startswith("hang") for f in found))
     print(f"CLI fuzz (seed {chosen_seed}): {total} examples in {elapsed:.0f} s")
     print("  exit codes: " + ", ".join(f"{c}: {n}" for c, n in sorted(codes.items())))
     print("  commands:   " + ", ".join(f"{c} {n}" for c, n in sorted(commands.items())))
     print(f"  tracebacks or exit 4: {len({id(b) for b in broken if _is_crash(b[0])})}")
     print(f"    (tracebacks {tracebacks}, exit 4 {exit4}; goal 0)")
+    print(f"  hangs (over {HANG_S:.0f} s): {hangs} (goal 0)")
+    print(
+        f"RESULT: {total} examples, {tracebacks} tracebacks, {exit4} exit 4, {hangs} hangs, "
+        f"{len(broken)} breaking any invariant"
+    )
     print(f"  examples breaking any invariant: {len(broken)} (goal 0)")
     for found, example, stderr in broken[:5]:
         print(f"\n  {found}: {' '.join(example.argv)}\n    " + stderr.replace("\n", "\n    "))

@@ -51,7 +51,8 @@ def bench(
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
     cold_runs: Annotated[
-        int, typer.Option(min=1, help="Fresh processes per cold round (min/median/max).")
+        int,
+        typer.Option(min=1, max=1000, help="Fresh processes per cold round (min/median/max)."),
     ] = 3,
     runs: Annotated[
         int | None, typer.Option(min=1, help="Timed cached calls (default: --time-budget worth).")
@@ -96,6 +97,14 @@ def bench(
             "(default cached.min>+10%).",
         ),
     ] = None,
+    allow_other_baseline: Annotated[
+        bool,
+        typer.Option(
+            "--allow-other-baseline",
+            help="With --baseline: judge against a baseline saved for another target, spec "
+            "or backend (refused by default).",
+        ),
+    ] = False,
     strict_env: Annotated[
         bool,
         typer.Option(
@@ -120,11 +129,13 @@ def bench(
         forward_sigterm(),
         run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children),
     ):
-        from jaxinspect.bench.baseline import load_baseline, parse_gate_rules
+        from jaxinspect.bench.baseline import check_identity, load_baseline, parse_gate_rules
         from jaxinspect.bench.runner import BenchOptions, run_bench
 
-        if (fail_on is not None or strict_env) and baseline is None:
-            raise UsageError("--fail-on and --strict-env compare with a --baseline FILE")
+        if (fail_on is not None or strict_env or allow_other_baseline) and baseline is None:
+            raise UsageError(
+                "--fail-on, --strict-env and --allow-other-baseline compare with a --baseline FILE"
+            )
         rules = parse_gate_rules(fail_on)
         if save is not None:  # resolved before the user's code can change the folder
             from jaxinspect.cli.outputs import output_path
@@ -133,6 +144,9 @@ def bench(
         stored = None if baseline is None else load_baseline(baseline)
         sources = _sources(shapes, arg, case, compare, tuple(donate or ()), mesh, devices)
         main, others = sources[0], sources[1:]
+        identity = None if allow_other_baseline else stored
+        if identity is not None:  # before anything is measured
+            check_identity(identity, str(baseline), target=target, spec=main.label, backend=backend)
         options = BenchOptions(
             cold_runs=cold_runs,
             runs=runs,
@@ -151,9 +165,17 @@ def bench(
 
         verdict = None
         if stored is not None and isinstance(report.result, BenchResult):
-            from jaxinspect.bench.baseline import judge
+            from jaxinspect.bench.baseline import check_identity, judge
 
             assert report.environment is not None  # the main spec was measured
+            if identity is not None:
+                check_identity(
+                    identity,
+                    str(baseline),
+                    target=target,
+                    spec=report.result.spec,
+                    backend=report.environment.backend,
+                )
             verdict = judge(
                 stored,
                 str(baseline),

@@ -17,6 +17,7 @@ from jaxinspect.cli.options import (
     PlacementOptions,
     ShapesOpt,
     TargetArg,
+    TimeoutOpt,
     TopologyOpt,
     errors_to_exit_codes,
     format_option,
@@ -27,6 +28,7 @@ from jaxinspect.errors import UsageError
 if TYPE_CHECKING:
     from jaxinspect.cost.profiles import DeviceProfile
     from jaxinspect.inputs.spec import Spec
+    from jaxinspect.pipeline.timing.calls import SeriesProgress
     from jaxinspect.reports.cost import CostReport
 
 
@@ -103,23 +105,35 @@ def cost(
         ),
     ] = False,
     measure_runs: Annotated[
-        int, typer.Option(min=1, help="Program runs timed under the profiler (--measure).")
-    ] = 20,
+        int | None,
+        typer.Option(
+            min=1,
+            max=100_000,
+            help="Program runs timed under the profiler (--measure); default 20, fewer (3 at "
+            "least) for a program slower than 0.5 s a run.",
+        ),
+    ] = None,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    timeout: TimeoutOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
-    with errors_to_exit_codes(debug):
+    from jaxinspect.pipeline.timing.deadline import run_deadline
+
+    with errors_to_exit_codes(debug), run_deadline(timeout, hint=_TIMEOUT_HINT):
+        # Every mistake in the options is found before anything is compiled or measured.
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
         if sort is SortKey.MEASURED and not measure:
             raise UsageError("--sort measured needs --measure")
+        if measure_runs is not None and not measure:
+            raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
         spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
-        runs = measure_runs if measure else None
+        runs = (measure_runs, measure)
         report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json
@@ -131,6 +145,14 @@ def cost(
 
             rows = {} if top is None else {"top": top or None, "detail_top": top or None}
             stdout_console().print(render_cost(report, by=by.value, **rows))
+
+
+_TIMEOUT_HINT = "Raise --timeout, or measure fewer runs with --measure-runs N."
+
+
+def _progress_line(event: "SeriesProgress") -> None:
+    """A long measurement's progress, one plain line on stderr (beside the status spinner)."""
+    print(f"measuring: {event.line()}", file=sys.stderr, flush=True)
 
 
 def _profile(
@@ -149,7 +171,7 @@ def _analyse(
     sort: str,
     profile: "DeviceProfile | None",
     user_code: list[str] | None = None,
-    measure_runs: int | None = None,
+    runs: tuple[int | None, bool] = (None, False),
 ) -> "CostReport":
     from rich.console import Console
 
@@ -166,6 +188,9 @@ def _analyse(
     user = resolve_user_code(user_code or [], loaded.source_file)
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         source, artifacts = run_inspection(loaded, spec, options)
+        measure_runs, measure = runs
         with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
-            source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
+            source, program, op_times = cost_of_run(
+                source, artifacts, user, measure_runs, measure=measure, progress=_progress_line
+            )
     return build_cost_report(source, program, sort, profile, user, op_times)

@@ -1,18 +1,24 @@
-"""``--timeout SECONDS``: stop a run that takes longer, even inside XLA (no jax here).
+"""``--timeout SECONDS``: stop a run that takes longer, whatever the user's code does (no jax).
 
-At the deadline a watchdog thread stops any child processes and raises ``RunTimedOut`` in the
-main thread (through a SIGALRM handler), which ends the run like any error: one line, exit 124.
-The main thread may be inside a long XLA compile or a slow call, where no Python code runs and
-nothing can be raised; so when jaxinspect owns the process (its console script said so with
-``own_process``), a main thread still busy ``GRACE_S`` later is not waited for: the watchdog
-prints the same line and ends the process itself. Embedded (tests, the CLI fuzz), it never
-ends the host process.
+The bound is enforced from outside the user's Python frames. When jaxinspect owns the process
+(its console script said so with ``own_process``), a watchdog thread ends it at the deadline:
+it stops any child processes, flushes what the run wrote, prints one line and calls
+``os._exit(124)``. Nothing the main thread is doing (an ``except Exception`` or bare
+``except`` in the user's code, a host callback, a long XLA compile) can delay or catch that,
+and no exception is thrown into jax's internals, which could leave them half-built.
+
+Embedded (tests, the CLI fuzz), the host process is never ended: the watchdog interrupts the
+main thread with ``DeadlinePassed``, a ``BaseException`` that ``except Exception`` does not
+catch, and once the deadline has passed the run ends with ``RunTimedOut`` (exit 124) however
+its block ended (normally, with the user's error, or with the user having swallowed the
+interrupt).
 """
 
 from __future__ import annotations
 
 import _thread
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -23,16 +29,40 @@ from types import FrameType
 
 from jaxinspect.errors import ExitCode, RunTimedOut, UsageError
 
-#: Seconds the main thread gets to end the run after the deadline before the process ends.
-GRACE_S = 2.0
+#: The longest bound accepted, in seconds (about 11.6 days): past it, a bound is a typo, and
+#: far past it (1e308) the platform's timers overflow.
+MAX_TIMEOUT_S = 1_000_000.0
+#: Seconds the watchdog waits for the standard streams to flush before ending the process
+#: (a reader that stopped reading a pipe must not keep the process alive).
+FLUSH_WAIT_S = 1.0
 
 # Process-wide by nature: only the console script may end the process from a thread.
 _owns_process = threading.Event()
 
 
+class DeadlinePassed(BaseException):
+    """Thrown into the main thread at the deadline when the process is embedded.
+
+    A ``BaseException``, so that the user's ``except Exception`` lets it through.
+    """
+
+
 def own_process() -> None:
     """Let deadlines end this process (called by the console script, never when embedded)."""
     _owns_process.set()
+
+
+def check_timeout(seconds: float, option: str = "--timeout") -> None:
+    """Reject a bound that is not a finite number of seconds in (0, ``MAX_TIMEOUT_S``].
+
+    Raises:
+        UsageError: ``seconds`` is out of range.
+    """
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT_S):
+        raise UsageError(
+            f"{option} {seconds:g}: give a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_S:,.0f}"
+        )
 
 
 @contextmanager
@@ -52,38 +82,35 @@ def run_deadline(
         on_expire: Called first when the bound is passed (stops child processes).
 
     Raises:
-        UsageError: ``seconds`` is not a positive number.
-        RunTimedOut: The bound was passed.
+        UsageError: ``seconds`` is not a number of seconds in range.
+        RunTimedOut: The bound was passed (embedded; the console script exits 124 itself).
     """
     if seconds is None:
         yield
         return
-    if not 0 < seconds < float("inf"):
-        raise UsageError(f"{option} {seconds:g}: give a number of seconds above 0")
+    check_timeout(seconds, option)
     message = f"the run took longer than {option} {seconds:g} s and was stopped"
     finished = threading.Event()
+    expired = threading.Event()
     lock = threading.Lock()
     in_main = threading.current_thread() is threading.main_thread()
 
-    def raise_timed_out(signum: int, frame: FrameType | None) -> None:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
         if not finished.is_set():  # the request may arrive as the run ends
-            raise RunTimedOut(message, hint=hint)
+            raise DeadlinePassed
 
     def expire() -> None:
         with lock:
             if finished.is_set():
                 return
+            expired.set()
             on_expire()
-            if in_main:
-                _thread.interrupt_main(signal.SIGALRM)  # runs raise_timed_out there
-        if not _owns_process.is_set() or finished.wait(GRACE_S):
-            return
-        with lock:
-            if not finished.is_set():  # still busy in XLA or a slow call
-                on_expire()
+            if _owns_process.is_set():
                 abort_run(message, hint=hint, code=ExitCode.TIMED_OUT)
+            if in_main:
+                _thread.interrupt_main(signal.SIGALRM)  # runs interrupt() there
 
-    previous = signal.signal(signal.SIGALRM, raise_timed_out) if in_main else None
+    previous = signal.signal(signal.SIGALRM, interrupt) if in_main else None
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
     timer.start()
@@ -95,20 +122,40 @@ def run_deadline(
         timer.cancel()
         if in_main:  # None: a handler not set from Python, which cannot be put back
             signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        if expired.is_set():  # whatever the block did after the deadline, it timed out
+            raise RunTimedOut(message, hint=hint) from None
 
 
 def abort_run(message: str, *, hint: str | None, code: int) -> None:
-    """Print ``Error: message`` (and the hint) on stderr and end the process with ``code`` now.
+    """Flush the standard streams, print ``Error: message`` (and the hint), end with ``code``.
 
-    ``os._exit``: the main thread may be deep in XLA, and atexit handlers could wait on it.
+    ``os._exit``: the main thread may be deep in XLA or in the user's code, and atexit
+    handlers could wait on it. The message goes to file descriptor 2 directly: the main
+    thread may hold ``sys.stderr``'s lock. Flushing waits ``FLUSH_WAIT_S`` at most.
     """
-    stderr = sys.stderr
-    with contextlib.suppress(OSError, ValueError):
-        if stderr.isatty():
-            stderr.write("\x1b[?25h\n")  # a progress bar may have hidden the cursor
-        stderr.write(f"Error: {message}\n")
-        if hint:
-            stderr.write(f"Hint: {hint}\n")
-        stderr.flush()
-        sys.stdout.flush()
+    _flush_with_patience()
+    lines = "\x1b[?25h\n" if _is_tty(2) else ""  # a progress bar may have hidden the cursor
+    lines += f"Error: {message}\n"
+    if hint:
+        lines += f"Hint: {hint}\n"
+    with contextlib.suppress(OSError):
+        os.write(2, lines.encode("utf-8", "replace"))
     os._exit(int(code))
+
+
+def _flush_with_patience() -> None:
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+
+    flusher = threading.Thread(target=flush, daemon=True)
+    flusher.start()
+    flusher.join(FLUSH_WAIT_S)
+
+
+def _is_tty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False

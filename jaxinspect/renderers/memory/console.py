@@ -125,8 +125,9 @@ class Sparkline:
         values = [max(p.live_bytes for p in bucket) for bucket in buckets]
         low, high = min(values), max(values)
         line = "".join(_block(v, low, high) for v in values)
+        # A peak at the entry parameters (nothing computed grows past them) is at cell 0.
         peak_cell = next(
-            i for i, b in enumerate(buckets) if any(p is self.peak.peak_point for p in b)
+            (i for i, b in enumerate(buckets) if any(p is self.peak.peak_point for p in b)), 0
         )
         yield Text(line, style="cyan")
         yield Text(" " * peak_cell + "▲ peak", style="bold")
@@ -176,7 +177,7 @@ def _buffers_table(peak: MemoryPeak, top: int | None) -> RenderableType:
         )
         table.add_row(
             format_bytes(buffer.bytes),
-            f"{100 * buffer.bytes / peak.peak_bytes:.1f}",
+            _percent(buffer.bytes, peak.peak_bytes),
             buffer.kind,
             shape_label(buffer.shape),
             what,
@@ -270,3 +271,8 @@ def _figures_table(peak: MemoryPeak) -> RenderableType:
             figure.note,
         )
     return table
+
+
+def _percent(part: int, whole: int) -> str:
+    # A peak of 0 bytes (zero-size arrays, a function that returns nothing) has no shares.
+    return f"{100 * part / whole:.1f}" if whole else "-"

@@ -77,7 +77,7 @@ def render_check(report: CheckReport) -> RenderableType:
     for r in report.results:
         status = r.status + (" (written)" if r.written else " (removed)" if r.removed else "")
         table.add_row(r.name, Text(status, style=_STATUS_STYLE[r.status]), _details(r))
-    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
+    counts = report.counts_line()
     verdict = "FAILED" if report.failed else "passed"
     parts: list[RenderableType] = [table, Text(f"{verdict}: {counts}")]
     for r in report.results:

@@ -80,7 +80,7 @@ def render_diff_markdown(diff: SnapshotDiff, verdict: Verdict | None, title: str
 def render_check_markdown(report: CheckReport) -> str:
     """A status table of every target, then one section per changed target."""
     verdict = "❌ failed" if report.failed else "✅ passed"
-    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
+    counts = report.counts_line()
     out = [
         "## jaxinspect snapshot check",
         "",
