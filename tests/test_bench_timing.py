@@ -193,6 +193,30 @@ def test_timeout_in_process_raises_in_the_run_and_spares_the_host(run_cli, tmp_p
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL  # the host's handler is back
 
 
+def test_a_deadline_that_falls_in_a_gc_callback_still_ends_the_run(capsys) -> None:
+    # Python drops an exception raised in a gc callback ("Exception ignored", a traceback on
+    # stderr): on a loaded machine the deadline once fell inside jax's, and the run went on.
+    from jaxinspect.errors import RunTimedOut
+    from jaxinspect.pipeline.timing.deadline import run_deadline
+
+    def wait_in_callback(phase: str, info: object) -> None:
+        if phase == "start":
+            gc.callbacks.remove(wait_in_callback)
+            for _ in range(500):  # until the deadline's signal interrupts the callback
+                time.sleep(0.01)
+
+    steps: list[int] = []
+    with pytest.raises(RunTimedOut), run_deadline(0.2, hint="h"):
+        gc.callbacks.append(wait_in_callback)
+        gc.collect()
+        for step in range(500):  # the run after the collection: stopped here, not done
+            time.sleep(0.01)
+            steps.append(step)
+    assert wait_in_callback not in gc.callbacks
+    assert len(steps) < 500
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
 def test_timeout_must_be_positive(run_cli) -> None:
     result = run_cli("stages", sample("simple.py") + ":scale_shift", "--arg", "x=f32[3]",
                      "--timeout", "0")  # fmt: skip

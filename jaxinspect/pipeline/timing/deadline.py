@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from jaxinspect.errors import ExitCode, RunTimedOut, UsageError
 
@@ -83,7 +84,23 @@ def run_deadline(
                 on_expire()
                 abort_run(message, hint=hint, code=ExitCode.TIMED_OUT)
 
+    previous_hook = sys.unraisablehook
+
+    def raise_again(unraisable: Any) -> None:
+        # The signal's handler ran where Python cannot let an exception out (a gc callback:
+        # jax's runs on every collection), which printed "Exception ignored" and a traceback
+        # and dropped it. Ask for it again from another thread, once out of here (asked from
+        # here, it would be raised in this hook, where it is dropped too).
+        if isinstance(unraisable.exc_value, RunTimedOut) and not finished.is_set():
+            again = threading.Timer(0.01, _thread.interrupt_main, (signal.SIGALRM,))
+            again.daemon = True
+            again.start()
+            return
+        previous_hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, raise_timed_out) if in_main else None
+    if in_main:
+        sys.unraisablehook = raise_again
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
     timer.start()
@@ -95,6 +112,7 @@ def run_deadline(
         timer.cancel()
         if in_main:  # None: a handler not set from Python, which cannot be put back
             signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+            sys.unraisablehook = previous_hook
 
 
 def abort_run(message: str, *, hint: str | None, code: int) -> None:
