@@ -18,8 +18,11 @@ dev: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/jaxinspect stages sample_programs/mlp.py:predict --shapes sample_programs/mlp.yaml
 
+# The suite on every core (pytest-xdist, -n auto) in a random order (pytest-randomly; the
+# seed is printed at the end). Serially: `.venv/bin/python -m pytest`; one order again:
+# `--randomly-seed=N`; file order: `-p no:randomly`.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto -p randomly
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check jaxinspect tests

@@ -6,7 +6,9 @@ Test modules import its helpers as ``from conftest import ...``: the module pyte
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +17,13 @@ import pytest
 # Before anything imports jax: the suite runs on the CPU backend, one device, 32-bit mode.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.pop("JAX_ENABLE_X64", None)
+# Nor do the caller's terminal, rich or jaxinspect settings change results: tests that need
+# one set it (run_cli: COLUMNS and NO_COLOR). JAXINSPECT_UPDATE_GOLDEN is the suite's own.
+for _name in [n for n in os.environ if n.startswith("JAXINSPECT_")]:
+    if _name != "JAXINSPECT_UPDATE_GOLDEN":
+        del os.environ[_name]
+for _name in ("COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+    os.environ.pop(_name, None)
 
 import jax  # noqa: E402
 
@@ -22,9 +31,15 @@ import jax  # noqa: E402
 # process; single-device runs still use device 0 alone.
 jax.config.update("jax_num_cpu_devices", 8)
 
+from hypothesis import HealthCheck, settings  # noqa: E402
 from typer.testing import CliRunner, Result  # noqa: E402
 
 from jaxinspect.cli.app import app  # noqa: E402
+
+# Hypothesis's per-example deadline (200 ms) and its too-slow health check measure wall time:
+# on a loaded machine, or beside other pytest-xdist workers, they fail tests that are fine.
+settings.register_profile("jaxinspect", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("jaxinspect")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_programs"
@@ -44,6 +59,32 @@ def run_cli() -> Callable[..., Result]:
         )
 
     return invoke
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, with inner runs that write no bytecode and keep the file order.
+
+    The tests rewrite a test file between two runs, often with its size unchanged
+    (``2.0`` -> ``3.0``); pytest's rewritten ``.pyc`` from the first run, keyed on the source's
+    mtime in whole seconds and its size, would then run the old test (see ``edit_module``).
+    """
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    # Inner runs in file order (pytest-randomly would shuffle them too): tests match their
+    # output line by line. pytester cleared PYTEST_ADDOPTS when it was created.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester
+
+
+def edit_module(path: Path, source: str) -> None:
+    """Rewrite a module the test already imported, so that the next import sees the edit.
+
+    Python trusts a ``.pyc`` whose recorded source mtime (whole seconds) and size match the
+    source; an edit that keeps the size and lands in the second of the first import (a fast
+    machine, or simply luck) would run the old code. The bytecode goes with the edit.
+    """
+    path.write_text(source)
+    Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
 
 
 def sample(name: str) -> str:
@@ -73,3 +114,14 @@ targets:
     name: shift
     args: ["x=f32[4]"]
 """
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """The seed of the random test order, also under ``-q`` (which hides pytest-randomly's)."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if config.pluginmanager.hasplugin("randomly") and isinstance(seed, int):
+        terminalreporter.write_line(
+            f"random order: --randomly-seed={seed} repeats it; -p no:randomly keeps file order"
+        )

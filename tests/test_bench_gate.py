@@ -91,8 +91,9 @@ def test_save_then_judge_same_and_slower_code(
     jsonschema.validate(document, json.loads((SCHEMAS / "bench-baseline.schema.json").read_text()))
     assert len(document["gate"]["target_min_s"]) == 30
 
-    # The same code, judged with a margin no machine noise reaches (the statistics of the
-    # +10 % default are measured by tests/benchmarks/bench_latency_gate.py, not here).
+    # The same code, judged with a margin no machine noise reaches: the load of other processes
+    # (or pytest-xdist workers) can change between the two runs, and slow one severalfold. The
+    # statistics of the +10 % default are measured by tests/benchmarks/bench_latency_gate.py.
     same = run_cli(
         "bench",
         write_program(tmp_path, 20),
@@ -100,28 +101,28 @@ def test_save_then_judge_same_and_slower_code(
         "--baseline",
         baseline,
         "--fail-on",
-        "cached.min>+60%",
+        "cached.min>+300%",
         "-f",
         "json",
     )
     assert same.exit_code == 0, same.stdout
     doc = json.loads(same.stdout)
     jsonschema.validate(doc, json.loads((SCHEMAS / "bench.schema.json").read_text()))
-    assert doc["gate"]["failed"] is False and doc["gate"]["rules"][0]["rule"] == "cached.min>+60%"
-    assert 0.5 < doc["gate"]["rules"][0]["ratio"] < 1.6
+    assert doc["gate"]["failed"] is False and doc["gate"]["rules"][0]["rule"] == "cached.min>+300%"
+    assert 0.25 < doc["gate"]["rules"][0]["ratio"] < 4
 
     slower = run_cli(
         "bench",
-        write_program(tmp_path, 80),
+        write_program(tmp_path, 400),
         *QUICK,
         "--baseline",
         baseline,
         "--fail-on",
-        "cached.min>+60%,cached.median>+60%",
+        "cached.min>+300%,cached.median>+300%",
         "--allow-other-baseline",  # another file: the slower implementation of the function
     )
-    assert slower.exit_code == 1  # four times the work
-    assert "REGRESSION" in slower.stdout and "cached.min>+60%" in slower.stdout
+    assert slower.exit_code == 1  # twenty times the work
+    assert "REGRESSION" in slower.stdout and "cached.min>+300%" in slower.stdout
 
 
 def test_bad_baselines_and_options_are_usage_errors(
@@ -182,7 +183,9 @@ def test_the_bench_fixture_stores_then_guards_a_baseline(pytester: pytest.Pytest
     stored = pytester.path / "__jaxinspect__" / "test_speed" / "test_latency.bench.json"
     assert json.loads(stored.read_text())["kind"] == "jaxinspect-bench-baseline"
     pytester.runpytest().assert_outcomes(passed=1)
-    pytester.makepyfile(test_speed=BENCH_TESTS.replace("STEPS", "80"))
+    # 50 times the work: a regression that no load on the machine (nor another pytest-xdist
+    # worker) hides behind +60 % (8 times the work once passed under load).
+    pytester.makepyfile(test_speed=BENCH_TESTS.replace("STEPS", "500"))
     slower = pytester.runpytest()
     slower.assert_outcomes(failed=1)
     slower.stdout.fnmatch_lines(["*latency regression against*", "*REGRESSION*"])

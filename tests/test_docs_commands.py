@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jax
 import pytest
 import typer
 from typer.testing import CliRunner, Result
@@ -342,13 +343,19 @@ def test_doc_commands_run_as_written(
     examples = RUNNABLE[doc]
     _prepare_folder(examples, tmp_path)
     monkeypatch.chdir(tmp_path)
-    failures = [
-        failure
-        for command in examples.commands
-        if command.placeholder is None
-        for failure in [_run(command, tmp_path)]
-        if failure
-    ]
+    try:
+        failures = [
+            failure
+            for command in examples.commands
+            if command.placeholder is None
+            for failure in [_run(command, tmp_path)]
+            if failure
+        ]
+    finally:
+        # The copies of sample_programs/ are code-identical to the originals, and JAX's
+        # in-process caches match them: a later test compiling an original in this process
+        # would get the copy's file in its source lines (test_cost's by_line files).
+        jax.clear_caches()
     assert not failures, "\n\n".join(failures)
 
 

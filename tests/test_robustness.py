@@ -96,6 +96,19 @@ def targets(tmp_path: Path) -> Path:
     return tmp_path / "targets.py"
 
 
+#: Prefix to run a command with SIGINT at its default disposition. A shell that starts a job in
+#: the background (``make test &``, nohup, some CI runners) sets SIGINT to "ignore"; children
+#: inherit that across exec, Python then installs no handler, and a SIGINT the test sends is
+#: dropped. The disposition is reset in a wrapper that then execs the command (same process,
+#: so the signal reaches it), not in ``preexec_fn``, which is unsafe with jax's threads running.
+DEFAULT_SIGINT = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+)
+
+
 def _process(*argv: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [JAXINSPECT, *argv], capture_output=True, text=True, check=False, **kwargs
@@ -172,14 +185,17 @@ def test_a_real_ctrl_c_still_ends_the_run_with_130(tmp_path: Path, targets: Path
         f"    pathlib.Path({str(marker)!r}).write_text('in')\n    time.sleep(30)\n    return x\n"
     )
     proc = subprocess.Popen(
-        [JAXINSPECT, "stages", f"{tmp_path / 'slow.py'}:f", "--arg", "x=f32[3]"],
+        [*DEFAULT_SIGINT, JAXINSPECT, "stages", f"{tmp_path / 'slow.py'}:f", "--arg", "x=f32[3]"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # jax's import on a loaded machine
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    if not marker.exists():  # sending SIGINT now would test Python's start-up, not jaxinspect
+        proc.kill()
+        pytest.fail(f"the target never started tracing: {proc.communicate()[1]}")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -231,13 +247,19 @@ def test_bench_json_and_the_console_script_survive_a_printing_target(targets: Pa
 # -- items 6 and 7: closed pipes, full disks, odd environments ---------------------------
 
 
-def _closed_pipe(*argv: str) -> subprocess.CompletedProcess[str]:
-    """Run with stdout a pipe whose reader is already gone (``| true``)."""
+def _closed_pipe(*argv: str, command: tuple[str, ...] = (JAXINSPECT,)):
+    """Run with stdout a pipe whose reader is already gone (``| true``).
+
+    stdout block-buffered, as in a user's shell, whatever this process's environment says:
+    with ``PYTHONUNBUFFERED`` every write would fail on the spot, and the buffered report's
+    path at exit would go untested.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     read, write = os.pipe()
     os.close(read)
     try:
         return subprocess.run(
-            [JAXINSPECT, *argv], stdout=write, stderr=subprocess.PIPE, text=True, check=False
+            [*command, *argv], stdout=write, stderr=subprocess.PIPE, text=True, check=False, env=env
         )
     finally:
         os.close(write)
@@ -256,6 +278,20 @@ def _closed_pipe(*argv: str) -> subprocess.CompletedProcess[str]:
 )
 def test_a_closed_pipe_ends_quietly_with_141(argv: tuple[str, ...]) -> None:
     proc = _closed_pipe(*argv)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("size", [100, 6000], ids=["in-the-buffer", "over-the-pipes-4k"])
+def test_a_report_still_buffered_at_exit_meets_the_closed_pipe(size: int) -> None:
+    # The whole report sits in sys.stdout when the command returns. Over the pipe's 4 KiB
+    # st_blksize (and under the text layer's 8 KiB), a failed flush drops the text, so the
+    # status must be taken from the first flush (it once ended with 0).
+    script = (
+        "import sys\nfrom jaxinspect.cli.fastexit import exit_without_teardown\n"
+        f"sys.stdout.write('x' * {size})\nexit_without_teardown(0)\n"
+    )
+    proc = _closed_pipe("-c", script, command=(sys.executable,))
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
 

@@ -13,7 +13,7 @@ import jax  # noqa: F401  (pytester's in-process runs unload what they import; j
 import jsonschema
 import pytest
 
-from conftest import CHECK_MANIFEST, CHECK_PROGRAM
+from conftest import CHECK_MANIFEST, CHECK_PROGRAM, edit_module
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.manifest import find_manifest, load_manifest
 from jaxinspect.snapshot.model import SNAPSHOT_FILES
@@ -54,7 +54,7 @@ def test_check_lifecycle(
     clean = run_cli("check")
     assert clean.exit_code == 0 and "2 unchanged" in clean.stdout
 
-    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("x * 2.0", "x * 3.0"))
+    edit_module(project / "prog.py", textwrap.dedent(CHECK_PROGRAM).replace("x * 2.0", "x * 3.0"))
     for name, module in list(sys.modules.items()):  # as in a fresh process: import the edit
         if getattr(module, "__file__", None) == str((project / "prog.py").resolve()):
             monkeypatch.delitem(sys.modules, name)

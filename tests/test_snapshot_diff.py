@@ -268,12 +268,18 @@ def test_plain_diff_prints_what_the_typer_command_prints(
     run_cli: Callable[..., object],
     pair: tuple[Path, Path, Path],
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     options: list[str],
 ) -> None:
     from jaxinspect.cli.commands.diff import parse_plain_diff, run_diff
 
     argv = ["diff", str(pair[0]), *options, str(pair[2])]  # options between the paths
     typed = run_cli(*argv)
+    # The environment run_cli gives the typer command: lines that hold the (tmp) paths are
+    # wider than 100 columns or not depending on where the test runs (pytest-xdist adds a
+    # folder), and would wrap at 100 on one path and at 120 on the other.
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("NO_COLOR", "1")
     plain = parse_plain_diff(argv)
     assert plain is not None
     try:

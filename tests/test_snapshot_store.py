@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CHECK_MANIFEST, CHECK_PROGRAM
+from conftest import CHECK_MANIFEST, CHECK_PROGRAM, edit_module
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.model import SNAPSHOT_FILES
 from jaxinspect.snapshot.store import (
@@ -285,7 +285,7 @@ def test_a_held_lock_is_a_clear_exit_2(
     from jaxinspect.snapshot.lock import folder_lock
 
     _update(run_cli, project)
-    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
+    edit_module(project / "prog.py", textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
     monkeypatch.delitem(sys.modules, "prog", raising=False)
     monkeypatch.setenv("JAXINSPECT_LOCK_TIMEOUT", "0.2")
     before = _files(project / "snaps" / "prog_double")
@@ -484,7 +484,7 @@ def test_a_read_only_disk_is_exit_2(
     _update(run_cli, project)
     folder = project / "snaps" / "prog_double"
     _kill_after_commit(_snapshot_files(folder), folder, moved=0)
-    (project / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
+    edit_module(project / "prog.py", textwrap.dedent(CHECK_PROGRAM).replace("2.0", "3.0"))
     before = _files(folder)
     request.getfixturevalue("read_only_disk")
     result = run_cli("check", "--update")

@@ -93,7 +93,11 @@ CHAINS: list[tuple[list[str], str, Callable[..., Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("texts", "spec_text", "by_hand", "shown"), CHAINS, ids=str)
+# Ids from the --transform values alone: a function's repr holds its address, which differs
+# between processes, and pytest-xdist needs every worker to collect the same ids.
+@pytest.mark.parametrize(
+    ("texts", "spec_text", "by_hand", "shown"), CHAINS, ids=[" ".join(c[0]) for c in CHAINS]
+)
 def test_chain_gives_the_hand_written_jaxpr(
     texts: list[str], spec_text: str, by_hand: Callable[..., Any], shown: str
 ) -> None:

@@ -18,6 +18,10 @@ def exit_without_teardown(code: object) -> NoReturn:
     if isinstance(code, str):
         print_error(code)
     status = code if isinstance(code, int) else int(code is not None)
+    # The report first, before the redirection below flushes it and ignores a failure: a
+    # TextIOWrapper whose flush fails drops the text it held, so a later flush succeeds and a
+    # report lost to a closed pipe would end with 0.
+    status = flush_std_streams(status)
     # No public API runs them (os._exit would skip them). The user's handlers may print:
     # that goes to stderr, after the report.
     with stdout_to_stderr():

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from jaxinspect.errors import ExitCode, RunTimedOut, UsageError
 
@@ -110,7 +111,23 @@ def run_deadline(
             if in_main:
                 _thread.interrupt_main(signal.SIGALRM)  # runs interrupt() there
 
+    previous_hook = sys.unraisablehook
+
+    def raise_again(unraisable: Any) -> None:
+        # The signal's handler ran where Python cannot let an exception out (a gc callback:
+        # jax's runs on every collection), which printed "Exception ignored" and a traceback
+        # and dropped it. Ask for it again from another thread, once out of here (asked from
+        # here, it would be raised in this hook, where it is dropped too).
+        if isinstance(unraisable.exc_value, DeadlinePassed) and not finished.is_set():
+            again = threading.Timer(0.01, _thread.interrupt_main, (signal.SIGALRM,))
+            again.daemon = True
+            again.start()
+            return
+        previous_hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, interrupt) if in_main else None
+    if in_main:
+        sys.unraisablehook = raise_again
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
     timer.start()
@@ -122,6 +139,7 @@ def run_deadline(
         timer.cancel()
         if in_main:  # None: a handler not set from Python, which cannot be put back
             signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+            sys.unraisablehook = previous_hook
         if expired.is_set():  # whatever the block did after the deadline, it timed out
             raise RunTimedOut(message, hint=hint) from None
 
