@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import re
+from html import escape, unescape
 from typing import Any
 
 import jsonschema
@@ -66,3 +68,44 @@ def test_the_cost_table_renders_at_every_width(lm_report: Any, width: int) -> No
         out = render(render_cost(lm_report.cost, by=by), width)
         assert_fits_json(out, width, doc)
     assert "ConcatBitcast" in render(render_cost(lm_report.cost, top=None), 250)
+
+
+def test_ops_xla_does_not_count_come_last_with_a_reason(lm_report: Any) -> None:
+    from jaxinspect.renderers.cost.jsondoc import cost_to_dict
+
+    ops = cost_to_dict(lm_report.cost)["cost"]["ops"]
+    counted = [op["counted"] for op in ops]
+    assert counted == sorted(counted, reverse=True)  # every counted op before the others
+    uncounted = [op for op in ops if not op["counted"]]
+    assert any(op["custom_call_target"] == "ConcatBitcast" for op in uncounted)
+    for op in uncounted:
+        assert op["flops"] is None and op["bytes_accessed"] is None
+        assert "no cost model" in op["not_counted_reason"]
+    assert all(op["not_counted_reason"] is None for op in ops if op["counted"])
+    first = ops[0]
+    assert first["opcode"] == "fusion" and first["flops"] > 0
+
+
+def test_the_report_op_table_starts_with_a_fusion_and_folds_tuple_shapes(
+    lm_report: Any,
+) -> None:
+    from jaxinspect.htmlreport.render import render_html
+    from jaxinspect.htmlreport.tables import FOLD_CHARS
+
+    html = render_html(lm_report)
+    table = html[html.index('<table class="sortable" id="t-ops">') :]
+    table = table[: table.index("</table>")]
+    rows = re.findall(r'<tr data-op="([^"]+)">(.*?)</tr>', table)
+    ops = {op.name: op for op in lm_report.cost.program.ops}
+    first = ops[rows[0][0]]
+    assert first.fusion_kind is not None and first.total is not None and first.total.flops > 0
+    counted = [ops[name].total is not None for name, _ in rows]
+    assert counted == sorted(counted, reverse=True)
+    # A tuple shape shows folded, whole on hover; every cell's text is short.
+    tuples = [(name, cells) for name, cells in rows if ops[name].shape.startswith("(")]
+    assert tuples  # the all-reduces of tuples that made the table 2,085 px wide
+    for name, cells in tuples:
+        shape_td = re.findall(r"<td[^>]*>", cells)[2]
+        assert f'title="{escape(ops[name].shape)}"' in shape_td
+    texts = [unescape(t) for _, cells in rows for t in re.findall(r"<td[^>]*>([^<]*)</td>", cells)]
+    assert max(len(t) for t in texts) <= max(FOLD_CHARS, 40)

@@ -16,6 +16,7 @@ from typing import Any
 
 from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
 from jaxinspect.htmlreport.data import ReportData
+from jaxinspect.htmlreport.tables import Cell, op_table, sortable_table
 from jaxinspect.renderers.cost.tables import source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
@@ -126,34 +127,7 @@ def _graph(data: ReportData) -> str:
 def _cost_tables(data: ReportData) -> str:
     cost = data.cost
     measured = cost.measured
-    times = (
-        {} if measured is None else dict(zip(cost.program.ops, measured.op_seconds, strict=True))
-    )
-    head = ["op", "kind", "shape", "runs", "FLOPs", "bytes", "source"]
-    head += ["measured"] if measured is not None else []
-    rows = []
-    for op in cost.costly_ops:
-        total = op.total
-        kind = op.opcode if op.fusion_kind is None else op.fusion_kind
-        cells: list[tuple[str, float | str]] = [
-            (op.name, op.name),
-            (kind, kind),
-            (op.shape, op.shape),
-            (str(op.runs), op.runs),
-            ("not counted", -1) if total is None else (format_count(total.flops), total.flops),
-            ("—", -1)
-            if total is None
-            else (format_bytes(total.bytes_accessed), total.bytes_accessed),
-            (
-                source_label(op.source, op.created_by_xla),
-                source_label(op.source, op.created_by_xla),
-            ),
-        ]
-        if measured is not None:
-            seconds = times.get(op)
-            cells.append(("—", -1) if not seconds else (format_seconds(seconds), seconds))
-        rows.append((op.name, cells))
-    html = _table(head, rows, "ops")
+    html = op_table(cost)
     lines = [
         (
             None,
@@ -356,16 +330,7 @@ def _op_details(data: ReportData) -> dict[str, dict[str, str | None]]:
 def _table(
     head: list[str], rows: Sequence[tuple[str | None, Sequence[tuple[str, Any]]]], name: str
 ) -> str:
-    ths = "".join(f'<th data-col="{i}">{escape(h)}</th>' for i, h in enumerate(head))
-    trs = []
-    for op, cells in rows:
-        attr = f' data-op="{escape(op)}"' if op else ""
-        tds = "".join(f'<td data-v="{escape(str(v))}">{escape(text)}</td>' for text, v in cells)
-        trs.append(f"<tr{attr}>{tds}</tr>")
-    return (
-        f'<div class="scroll"><table class="sortable" id="t-{name}"><thead><tr>{ths}</tr>'
-        f"</thead><tbody>{''.join(trs)}</tbody></table></div>"
-    )
+    return sortable_table(head, [(op, [Cell(t, v) for t, v in cells]) for op, cells in rows], name)
 
 
 def _kv(rows: list[tuple[str, str]]) -> str:
