@@ -247,3 +247,26 @@ def test_stablehlo_debug_info_prints_locations(run_cli: Callable[..., Any]) -> N
 
 def test_help_lists_the_command(run_cli: Callable[..., Any]) -> None:
     assert "report" in run_cli("--help").stdout
+
+
+def test_tables_name_arguments_and_lines_as_the_user_does(
+    run_cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(SAMPLES.parent)
+    html = _write(
+        run_cli,
+        tmp_path / "r.html",
+        "sample_programs/mlp.py:predict",
+        "-s",
+        "sample_programs/mlp.yaml",
+    )
+    peak = html[html.index('id="t-peak"') :]
+    peak = peak[: peak.index("</table>")]
+    # A parameter by its argument, as the graph and `jaxinspect memory` name it.
+    shown = re.findall(r"<td[^>]*>([^<]*)</td>", peak)
+    assert "params[&#x27;w1&#x27;]" in shown and not any("params__" in c for c in shown)
+    lines = html[html.index('id="t-lines"') :]
+    lines = lines[: lines.index("</table>")]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", lines)
+    assert any(re.fullmatch(r"sample_programs/mlp\.py:\d+", c) for c in cells)
+    assert "predict" in cells and str(SAMPLES) not in lines

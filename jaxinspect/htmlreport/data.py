@@ -7,7 +7,6 @@ and the executable is run (timings, and ``--measure``) without compiling again.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,6 +16,7 @@ from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.hlotext import HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
+from jaxinspect.cost.sourcemap import shown_path
 from jaxinspect.cost.xlacost import callees
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.inputs.spec import Spec
@@ -234,9 +234,7 @@ def _source(source: Any) -> str | None:
     """``file:line function``; a file under the current folder relative to it, as typed."""
     if source is None:
         return None
-    path = os.path.relpath(source.file) if os.path.isabs(source.file) else source.file
-    shown = source.file if path.startswith("..") else path
-    return f"{shown}:{source.line} {source.function}"
+    return f"{shown_path(source.file)}:{source.line} {source.function}"
 
 
 def _roofline(cost: CostReport, chosen_by: str) -> RooflineChart | None:

@@ -16,8 +16,7 @@ from typing import Any
 
 from jaxinspect.htmlreport.charts import graph_svg, histogram_svg, roofline_svg, timeline_svg
 from jaxinspect.htmlreport.data import ReportData
-from jaxinspect.htmlreport.tables import Cell, op_table, sortable_table
-from jaxinspect.renderers.cost.tables import source_label
+from jaxinspect.htmlreport.tables import Cell, line_table, op_table, peak_table, sortable_table
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -128,19 +127,7 @@ def _cost_tables(data: ReportData) -> str:
     cost = data.cost
     measured = cost.measured
     html = op_table(cost)
-    lines = [
-        (
-            None,
-            [
-                (g.key, g.key),
-                (format_count(g.flops), g.flops),
-                (format_bytes(g.bytes_accessed), g.bytes_accessed),
-                (str(g.ops), g.ops),
-            ],
-        )
-        for g in cost.by_line
-    ]
-    html += "<h3>By source line</h3>" + _table(["line", "FLOPs", "bytes", "ops"], lines, "lines")
+    html += "<h3>By source line</h3>" + line_table(cost)
     if measured is not None:
         agreement = ", ".join(
             f"{name} {'n/a' if rho is None else f'{rho:.2f}'}" for name, rho in measured.agreement
@@ -210,27 +197,11 @@ def _memory(data: ReportData) -> str:
     peak = report.peak
     steps = [(p.step, p.live_bytes, p.instruction) for p in peak.timeline]
     html = timeline_svg(steps, peak.peak_step)
-    rows = [
-        (
-            b.instruction,
-            [
-                (b.instruction, b.instruction),
-                (b.kind, b.kind),
-                (b.shape, b.shape),
-                (format_bytes(b.bytes), b.bytes),
-                (
-                    source_label(b.source, b.created_by_xla),
-                    source_label(b.source, b.created_by_xla),
-                ),
-            ],
-        )
-        for b in peak.buffers
-    ]
     html += (
         f"<h3>Buffers live at the peak ({format_bytes(peak.peak_bytes)}, step "
         f"{peak.peak_step}, {escape(peak.peak_instruction)})</h3>"
     )
-    return html + _table(["buffer", "kind", "shape", "bytes", "source"], rows, "peak")
+    return html + peak_table(peak)
 
 
 def _passes(data: ReportData) -> str:

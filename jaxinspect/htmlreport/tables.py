@@ -16,6 +16,7 @@ from jaxinspect.cost.breakdown import OpCost
 from jaxinspect.renderers.cost.tables import shape_label, source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 from jaxinspect.reports.cost import CostReport
+from jaxinspect.reports.memory import MemoryPeak
 
 #: Characters of a folded cell's text; the CSS cuts at about the same width.
 FOLD_CHARS = 36
@@ -115,3 +116,43 @@ def _op_cells(op: OpCost) -> list[Cell]:
         else Cell(format_bytes(total.bytes_accessed), total.bytes_accessed),
         Cell(source, source, wrap=True),
     ]
+
+
+def line_table(cost: CostReport) -> str:
+    """Loop-aware totals per source line: the file relative to the current folder, the
+    function, and with ``--measure`` the measured time of the ops on the line."""
+    measured = cost.measured
+    head = ["line", "function", "FLOPs", "bytes", "ops"]
+    head += ["measured"] if measured is not None else []
+    rows = []
+    for group in cost.by_line:
+        cells = [
+            folded(group.key),
+            Cell(group.function or "", group.function or ""),
+            Cell(format_count(group.flops), group.flops),
+            Cell(format_bytes(group.bytes_accessed), group.bytes_accessed),
+            Cell(str(group.ops), group.ops),
+        ]
+        if measured is not None:
+            seconds = group.measured_s
+            cells.append(Cell("—", None) if not seconds else Cell(format_seconds(seconds), seconds))
+        rows.append((None, cells))
+    return sortable_table(head, rows, "lines")
+
+
+def peak_table(peak: MemoryPeak) -> str:
+    """The buffers live at the peak; a parameter named by its argument (``params['w1']``),
+    as the graph and ``jaxinspect memory`` name it, with its instruction on hover."""
+    rows = []
+    for b in peak.buffers:
+        name = Cell(b.argument, b.argument, b.instruction) if b.argument else folded(b.instruction)
+        source = source_label(b.source, b.created_by_xla)
+        cells = [
+            name,
+            Cell(b.kind, b.kind),
+            shape_cell(b.shape),
+            Cell(format_bytes(b.bytes), b.bytes),
+            Cell(source, source, wrap=True),
+        ]
+        rows.append((b.instruction, cells))
+    return sortable_table(["buffer", "kind", "shape", "bytes", "source"], rows, "peak")

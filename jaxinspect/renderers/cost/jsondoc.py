@@ -241,6 +241,7 @@ def _group(group: CostGroup) -> dict[str, Any]:
         "bytes_accessed": group.bytes_accessed,
         "ops": group.ops,
         "opcodes": dict(group.opcodes),
+        "measured_s": group.measured_s,
     }
 
 
