@@ -73,6 +73,29 @@ def test_custom_call_sample_is_flagged_in_table_and_json(run_cli):
     assert doc["unavailable"]["cost.roofline"].startswith("no --device")
 
 
+#: A custom call XLA does not count (LAPACK's potrf on CPU) beside an op with transcendentals.
+UNCOUNTED_AND_TRANSCENDENTAL = """
+import jax.numpy as jnp
+
+
+def factor_exp(x):
+    return jnp.exp(jnp.linalg.cholesky(x @ x.T))
+"""
+
+
+@pytest.mark.parametrize("width", ["80", "250"])
+def test_an_uncounted_op_beside_transcendentals_renders(run_cli, tmp_path, monkeypatch, width):
+    # Regression: the "not counted" row got its transcendentals cell twice
+    # ("10 cells for 9 columns"), which crashed lm_step's table on a TPU slice.
+    (tmp_path / "prog.py").write_text(UNCOUNTED_AND_TRANSCENDENTAL)
+    monkeypatch.setenv("COLUMNS", width)
+    result = run_cli("cost", str(tmp_path / "prog.py") + ":factor_exp", "--arg", "x=f32[64,64]")
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert any(row[:1] == ["cholesky.0"] and "counted" in row for row in rows)
+    assert "transc." in result.stdout  # the column exists (or is named as not shown)
+
+
 def test_by_line_attributes_the_mlp_matmul_to_its_line(run_cli):
     lines = Path(sample("mlp.py")).read_text().splitlines()
     line = 1 + next(i for i, text in enumerate(lines) if 'x @ params["w1"]' in text)

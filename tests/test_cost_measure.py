@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from jax import monitoring
 
-from conftest import SAMPLES
+from conftest import ROOT, SAMPLES
 from jaxinspect.cost.profiled import NoOpEvents, measure_op_times, op_seconds
 from jaxinspect.cost.rankcorr import ranks, spearman
 from jaxinspect.pipeline.timing.calls import CallInputs
@@ -301,3 +301,27 @@ def test_wide_table_shows_achieved_rates_and_names_the_roofline_profile() -> Non
     assert "GFLOP/s" in row and re.search(r"\d [kMGT]?B/s", row)
     agreement = next(line for line in lines if "rank agreement: roofline" in line)
     assert agreement.rstrip().endswith("on h100")
+
+
+def test_by_line_carries_the_measured_time_of_its_ops(measured: dict[str, Any]) -> None:
+    cost = measured["doc"]["cost"]
+    lines = cost["by_line"]
+    assert sum(g["measured_s"] or 0 for g in lines) == pytest.approx(cost["measured"]["total_s"])
+    mlp = next(g for g in lines if g["line"] == 34)  # the MLP half of the block
+    assert mlp["measured_s"] > 0 and mlp["function"] == "block"
+
+
+def test_the_by_line_table_has_relative_paths_functions_and_time(
+    run_cli_module: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    args = ("cost", "sample_programs/mlp.py:predict", "-s", "sample_programs/mlp.yaml")
+    args += ("--measure", "--measure-runs", "5", "--by", "line")
+    result = run_cli_module(*args, "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    line = json.loads(result.stdout)["cost"]["by_line"][0]
+    assert line["key"].startswith("sample_programs/mlp.py:") and line["function"] == "predict"
+    assert line["measured_s"] > 0
+    table = run_cli_module(*args).stdout
+    row = next(r for r in table.splitlines() if r.lstrip().startswith(line["key"]))
+    assert f"{line['key']} predict" in row and "measured" in table

@@ -130,7 +130,7 @@ def test_stages_on_the_command_line_fits_80_columns(program):
     doc = json.loads(invoke(120, *args, "--format", "json"))
     out = invoke(80, *args)
     assert_fits_json(out, 80, doc)
-    assert "ENTRY %main" in out and "peak (JAX)" in out
+    assert "ENTRY %main" in out and "peak_memory_in_bytes (XLA)" in out
 
 
 def test_stages_of_flax_parameters_cuts_paths_in_the_middle():

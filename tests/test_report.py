@@ -268,3 +268,26 @@ def test_chart_ticks_are_round_values_within_the_axis() -> None:
     assert byte_ticks(3.2 * 2**20) == [0, 2**20, 2 * 2**20, 3 * 2**20]  # whole MiB
     assert decade_ticks(-1.3, 2.2) == [0.1, 1.0, 10.0, 100.0]
     assert len(decade_ticks(0, 20)) <= 8
+
+
+def test_tables_name_arguments_and_lines_as_the_user_does(
+    run_cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(SAMPLES.parent)
+    html = _write(
+        run_cli,
+        tmp_path / "r.html",
+        "sample_programs/mlp.py:predict",
+        "-s",
+        "sample_programs/mlp.yaml",
+    )
+    peak = html[html.index('id="t-peak"') :]
+    peak = peak[: peak.index("</table>")]
+    # A parameter by its argument, as the graph and `jaxinspect memory` name it.
+    shown = re.findall(r"<td[^>]*>([^<]*)</td>", peak)
+    assert "params[&#x27;w1&#x27;]" in shown and not any("params__" in c for c in shown)
+    lines = html[html.index('id="t-lines"') :]
+    lines = lines[: lines.index("</table>")]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", lines)
+    assert any(re.fullmatch(r"sample_programs/mlp\.py:\d+", c) for c in cells)
+    assert "predict" in cells and str(SAMPLES) not in lines

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from jaxinspect.cost.breakdown import LOWER_BOUND_KINDS, CostFlag, OpCost
-from jaxinspect.cost.sourcemap import SourceLocation
+from jaxinspect.cost.sourcemap import SourceLocation, shown_path
 
 #: Key of ops whose source metadata has no frame outside JAX and jaxinspect.
 NO_SOURCE = "(no user source)"
@@ -30,14 +30,17 @@ class CostGroup:
     bytes_accessed: float
     ops: int  # instructions contributing; fused instructions count one by one
     opcodes: tuple[tuple[str, int], ...]
+    #: ``--measure``: the measured seconds of the ops whose own line (a fusion's root's, as
+    #: for bytes) is in the group; ``None`` when not measured.
+    measured_s: float | None = None
 
 
 def _line_key(source: SourceLocation | None, op_name: str | None, by_xla: bool) -> str:
-    return _unplaced(by_xla) if source is None else f"{source.file}:{source.line}"
+    return _unplaced(by_xla) if source is None else f"{shown_path(source.file)}:{source.line}"
 
 
 def _function_key(source: SourceLocation | None, op_name: str | None, by_xla: bool) -> str:
-    return _unplaced(by_xla) if source is None else f"{source.function} ({source.file})"
+    return _unplaced(by_xla) if source is None else f"{source.function} ({shown_path(source.file)})"
 
 
 def _scope_key(source: SourceLocation | None, op_name: str | None, by_xla: bool) -> str:
@@ -65,6 +68,7 @@ class _Bucket:
     flops: float = 0.0
     transcendentals: float = 0.0
     bytes_accessed: float = 0.0
+    measured_s: float = 0.0
     opcodes: Counter[str] = field(default_factory=Counter)
 
 
@@ -96,10 +100,13 @@ def _contributions(
         )
 
 
-def group_ops(ops: Iterable[OpCost], by: str) -> tuple[CostGroup, ...]:
+def group_ops(
+    ops: Iterable[OpCost], by: str, seconds: Mapping[str, float] | None = None
+) -> tuple[CostGroup, ...]:
     """Totals per key of ``GROUPINGS[by]``, costliest (FLOPs, then bytes) first.
 
-    A fusion's FLOPs go to its fused instructions' own lines; its bytes to its root's line.
+    A fusion's FLOPs go to its fused instructions' own lines; its bytes, and its measured
+    time (``seconds`` by instruction name, with ``--measure``), to its root's line.
     """
     key_of = GROUPINGS[by]
     buckets: dict[str, _Bucket] = {}
@@ -112,6 +119,7 @@ def group_ops(ops: Iterable[OpCost], by: str) -> tuple[CostGroup, ...]:
     for op in ops:
         own = bucket(op.source, op.op_name, op.created_by_xla)
         own.bytes_accessed += 0.0 if op.total is None else op.total.bytes_accessed
+        own.measured_s += 0.0 if seconds is None else seconds.get(op.name, 0.0)
         if not op.shares:
             own.opcodes[op.opcode] += 1
         for source, op_name, by_xla, opcode, flops, transcendentals in _contributions(op):
@@ -120,11 +128,11 @@ def group_ops(ops: Iterable[OpCost], by: str) -> tuple[CostGroup, ...]:
             part.transcendentals += transcendentals
             if op.shares:
                 part.opcodes[opcode] += 1
-    groups = [_group(key, b, by) for key, b in buckets.items()]
+    groups = [_group(key, b, by, seconds is not None) for key, b in buckets.items()]
     return tuple(sorted(groups, key=lambda g: (-g.flops, -g.bytes_accessed, g.key)))
 
 
-def _group(key: str, bucket: _Bucket, by: str) -> CostGroup:
+def _group(key: str, bucket: _Bucket, by: str, measured: bool) -> CostGroup:
     first = None if key in UNPLACED else bucket.source
     return CostGroup(
         key=key,
@@ -136,6 +144,7 @@ def _group(key: str, bucket: _Bucket, by: str) -> CostGroup:
         bytes_accessed=bucket.bytes_accessed,
         ops=sum(bucket.opcodes.values()),
         opcodes=tuple(sorted(bucket.opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        measured_s=bucket.measured_s if measured else None,
     )
 
 

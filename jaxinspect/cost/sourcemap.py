@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,15 @@ class SourceLocation:
     def label(self) -> str:
         """``file.py:12`` with the file's base name, for tables."""
         return f"{Path(self.file).name}:{self.line}"
+
+
+def shown_path(file: str) -> str:
+    """``file`` relative to the current folder when under it (as the user types it), else
+    as recorded: ``/home/me/repo/model.py`` read from ``/home/me/repo`` is ``model.py``."""
+    if not os.path.isabs(file):
+        return file
+    relative = os.path.relpath(file)
+    return file if relative.startswith("..") else relative
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,12 @@ from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.hlotext import HloText, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
-from jaxinspect.cost.sourcemap import parse_frame_table
+from jaxinspect.cost.sourcemap import parse_frame_table, shown_path
 from jaxinspect.cost.xlacost import callees
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.htmlreport.sources import (
     SourceContext,
     UserStacks,
-    shown_path,
     source_contexts,
     user_stacks,
 )

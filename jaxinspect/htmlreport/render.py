@@ -17,7 +17,7 @@ from jaxinspect.htmlreport.charts import histogram_svg, roofline_svg, timeline_s
 from jaxinspect.htmlreport.data import ReportData
 from jaxinspect.htmlreport.embed import embedded_json
 from jaxinspect.htmlreport.graphpage import graph_section
-from jaxinspect.renderers.cost.tables import source_label
+from jaxinspect.htmlreport.tables import Cell, line_table, op_table, peak_table, sortable_table
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -123,47 +123,8 @@ def _summary(data: ReportData) -> str:
 def _cost_tables(data: ReportData) -> str:
     cost = data.cost
     measured = cost.measured
-    times = (
-        {} if measured is None else dict(zip(cost.program.ops, measured.op_seconds, strict=True))
-    )
-    head = ["op", "kind", "shape", "runs", "FLOPs", "bytes", "source"]
-    head += ["measured"] if measured is not None else []
-    rows = []
-    for op in cost.costly_ops:
-        total = op.total
-        kind = op.opcode if op.fusion_kind is None else op.fusion_kind
-        cells: list[tuple[str, float | str]] = [
-            (op.name, op.name),
-            (kind, kind),
-            (op.shape, op.shape),
-            (str(op.runs), op.runs),
-            ("not counted", -1) if total is None else (format_count(total.flops), total.flops),
-            ("—", -1)
-            if total is None
-            else (format_bytes(total.bytes_accessed), total.bytes_accessed),
-            (
-                source_label(op.source, op.created_by_xla),
-                source_label(op.source, op.created_by_xla),
-            ),
-        ]
-        if measured is not None:
-            seconds = times.get(op)
-            cells.append(("—", -1) if not seconds else (format_seconds(seconds), seconds))
-        rows.append((op.name, cells))
-    html = _table(head, rows, "ops")
-    lines = [
-        (
-            None,
-            [
-                (g.key, g.key),
-                (format_count(g.flops), g.flops),
-                (format_bytes(g.bytes_accessed), g.bytes_accessed),
-                (str(g.ops), g.ops),
-            ],
-        )
-        for g in cost.by_line
-    ]
-    html += "<h3>By source line</h3>" + _table(["line", "FLOPs", "bytes", "ops"], lines, "lines")
+    html = op_table(cost)
+    html += "<h3>By source line</h3>" + line_table(cost)
     if measured is not None:
         agreement = ", ".join(
             f"{name} {'n/a' if rho is None else f'{rho:.2f}'}" for name, rho in measured.agreement
@@ -233,27 +194,11 @@ def _memory(data: ReportData) -> str:
     peak = report.peak
     steps = [(p.step, p.live_bytes, p.instruction) for p in peak.timeline]
     html = timeline_svg(steps, peak.peak_step)
-    rows = [
-        (
-            b.instruction,
-            [
-                (b.instruction, b.instruction),
-                (b.kind, b.kind),
-                (b.shape, b.shape),
-                (format_bytes(b.bytes), b.bytes),
-                (
-                    source_label(b.source, b.created_by_xla),
-                    source_label(b.source, b.created_by_xla),
-                ),
-            ],
-        )
-        for b in peak.buffers
-    ]
     html += (
         f"<h3>Buffers live at the peak ({format_bytes(peak.peak_bytes)}, step "
         f"{peak.peak_step}, {escape(peak.peak_instruction)})</h3>"
     )
-    return html + _table(["buffer", "kind", "shape", "bytes", "source"], rows, "peak")
+    return html + peak_table(peak)
 
 
 def _passes(data: ReportData) -> str:
@@ -356,16 +301,7 @@ def _op_details(data: ReportData, stacks: dict[tuple[str, ...], int]) -> dict[st
 def _table(
     head: list[str], rows: Sequence[tuple[str | None, Sequence[tuple[str, Any]]]], name: str
 ) -> str:
-    ths = "".join(f'<th data-col="{i}">{escape(h)}</th>' for i, h in enumerate(head))
-    trs = []
-    for op, cells in rows:
-        attr = f' data-op="{escape(op)}"' if op else ""
-        tds = "".join(f'<td data-v="{escape(str(v))}">{escape(text)}</td>' for text, v in cells)
-        trs.append(f"<tr{attr}>{tds}</tr>")
-    return (
-        f'<div class="scroll"><table class="sortable" id="t-{name}"><thead><tr>{ths}</tr>'
-        f"</thead><tbody>{''.join(trs)}</tbody></table></div>"
-    )
+    return sortable_table(head, [(op, [Cell(t, v) for t, v in cells]) for op, cells in rows], name)
 
 
 def _kv(rows: list[tuple[str, str]]) -> str:

@@ -7,13 +7,12 @@ from the module's stack-frame tables, each frame chain walked once per distinct 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from jaxinspect.cost.hlotext import HloInstr, HloText
 from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.sourcemap import FrameTable, SourceLocation
+from jaxinspect.cost.sourcemap import FrameTable, SourceLocation, shown_path
 
 #: Lines shown above and below the user's line.
 AROUND = 2
@@ -81,12 +80,6 @@ def _user_chain(
         if user.owns(loc.file):
             out.append(loc)
     return tuple(out)
-
-
-def shown_path(file: str) -> str:
-    """A file under the current folder relative to it, as typed; elsewhere as recorded."""
-    path = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if path.startswith("..") else path
 
 
 def frame_label(loc: SourceLocation) -> str:

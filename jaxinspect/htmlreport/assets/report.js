@@ -78,6 +78,8 @@
         var rows = Array.prototype.slice.call(tbody.rows);
         rows.sort(function (a, b) {
           var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
+          // No value (an op XLA does not count): last whichever way the column is sorted.
+          if (x === "" || y === "") return (x === "") - (y === "");
           var nx = parseFloat(x), ny = parseFloat(y);
           var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
           return down ? -c : c;

@@ -68,7 +68,7 @@ _ROWS = (
     "argument bytes",
     "output bytes",
     "temp bytes",
-    "peak (JAX)",
+    "peak_memory_in_bytes (XLA)",
     "cached call",
 )
 

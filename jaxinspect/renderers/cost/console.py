@@ -218,7 +218,8 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
             kind += f" {op.custom_call_target}"
         cells = [op.name, kind, shape_label(op.shape), format_count(op.runs)]
         if total is None:
-            cells += ["not counted", "", "—"] + (["—"] if transc else [])
+            # The transcendentals cell comes after the measured ones, below.
+            cells += ["not counted", "", "—"]
         else:
             share = f"{100 * total.flops / whole:.1f}" if whole else ""
             cells += [format_count(total.flops), share, format_bytes(total.bytes_accessed)]
@@ -298,6 +299,12 @@ def _short(function: str) -> str:
     return function.rsplit(".", 1)[-1] if "<locals>" in function else function
 
 
+def _group_time(seconds: float | None, all_s: float) -> list[str]:
+    if not seconds:
+        return ["—", ""]
+    return [format_seconds(seconds), f"{100 * seconds / all_s:.1f}" if all_s else ""]
+
+
 def _roofline_cells(point: RooflinePoint | None) -> list[str]:
     if point is None:
         return ["", "", ""]
@@ -309,35 +316,36 @@ def _roofline_cells(point: RooflinePoint | None) -> list[str]:
 def _group_table(
     report: CostReport, by: str, groups: tuple[CostGroup, ...], top: int | None
 ) -> RenderableType:
-    table = cost_table(
-        f"cost by {by} (loop-aware)",
-        [
-            Col(by, kind="prose"),
-            Col("ops", justify="right", drop=3),
-            Col("flops", justify="right"),
-            Col("%", justify="right"),
-            Col("bytes", justify="right", drop=2),
-            Col("transc.", justify="right", drop=4),
-            Col("opcodes", kind="prose", drop=1),
-        ],
-    )
+    measured = report.measured
+    columns = [
+        Col(by, kind="prose", unwrap_over=2),  # opcodes, bytes... go before the key wraps
+        Col("ops", justify="right", drop=3),
+        Col("flops", justify="right"),
+        Col("%", justify="right"),
+    ]
+    if measured is not None:  # beside the FLOPs: bytes and opcodes go first
+        columns += [Col("measured", justify="right"), Col("t%", justify="right", drop=3)]
+    columns += [
+        Col("bytes", justify="right", drop=2),
+        Col("transc.", justify="right", drop=4),
+        Col("opcodes", kind="prose", drop=1),
+    ]
+    table = cost_table(f"cost by {by} (loop-aware)", columns)
     whole = report.program.loop_aware.flops
     for group in groups[:top]:
         share = f"{100 * group.flops / whole:.1f}" if whole else ""
         opcodes = ", ".join(f"{op}×{n}" for op, n in group.opcodes[:4])
-        key = group.key
-        if by == "line" and group.file is not None:
-            key = f"{Path(group.file).name}:{group.line} {_short(group.function or '')}"
-        elif by == "function" and group.function is not None:
-            key = f"{group.function} ({Path(group.file or '').name})"
-        table.add_row(
-            key,
-            str(group.ops),
-            format_count(group.flops),
-            share,
+        key = group.key  # the file relative to the current folder, as typed
+        if by == "line" and group.function is not None:
+            key = f"{group.key} {_short(group.function)}"
+        cells = [key, str(group.ops), format_count(group.flops), share]
+        if measured is not None:
+            cells += _group_time(group.measured_s, measured.total_s)
+        cells += [
             format_bytes(group.bytes_accessed),
             format_count(group.transcendentals),
             opcodes,
-        )
+        ]
+        table.add_row(*cells)
     caption_rest(table, len(groups), top)
     return table

@@ -32,6 +32,9 @@ ROOFLINE_NOTE = (
 )
 
 
+#: Why an op has no figures when no flag says it (XLA returned none for it).
+_UNKNOWN = "XLA gives no cost for this instruction"
+
 #: JAX's own figures when ``cost_analysis()`` failed (the reason is under ``unavailable``).
 _NO_JAX_COST: dict[str, Any] = {
     "flops": None,
@@ -63,6 +66,7 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
     program = report.program
     total = program.loop_aware
     summary = loop_aware_summary(program)
+    why = {f.instruction: f.detail for f in program.flags}
     return {
         "loop_aware": {
             **(_xla(total) or {}),
@@ -71,7 +75,10 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
         },
         "counted_once": _xla(program.counted_once),
         "ops": [
-            _op(op, p, total, _measured_op(report, i, op))
+            {
+                **_op(op, p, total, _measured_op(report, i, op)),
+                "not_counted_reason": None if op.total is not None else why.get(op.name, _UNKNOWN),
+            }
             for i, (op, p) in enumerate(zip(program.ops, report.op_roofline, strict=True))
         ],
         "measured": _measured(report),
@@ -234,6 +241,7 @@ def _group(group: CostGroup) -> dict[str, Any]:
         "bytes_accessed": group.bytes_accessed,
         "ops": group.ops,
         "opcodes": dict(group.opcodes),
+        "measured_s": group.measured_s,
     }
 
 

@@ -229,6 +229,6 @@ _MEMORY_ROWS = (
     ("host temp", "host_temp_bytes"),
     ("host alias", "host_alias_bytes"),
     ("host generated code", "host_generated_code_bytes"),
-    ("peak (JAX)", "peak_bytes"),
+    ("peak_memory_in_bytes (XLA)", "peak_bytes"),
     ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes"),
 )

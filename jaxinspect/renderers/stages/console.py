@@ -303,7 +303,7 @@ def _memory_table(report: InspectionReport) -> RenderableType:
         ("temp", "temp_bytes", memory.temp_bytes),
         ("alias", "alias_bytes", memory.alias_bytes),
         ("generated code", "generated_code_bytes", memory.generated_code_bytes),
-        ("peak (JAX)", "peak_bytes", memory.peak_bytes),
+        ("peak_memory_in_bytes (XLA)", "peak_bytes", memory.peak_bytes),
         ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
     ]
     peak = estimate_peak(memory)
