@@ -37,7 +37,8 @@ TopologyOpt = Annotated[
     str | None,
     typer.Option(
         "--topology",
-        help="Compile for a TPU slice from this host, e.g. v5e:2x2 (needs jaxinspect[tpu]; "
+        help="Compile for a TPU slice or NVIDIA GPUs from this host, e.g. v5e:2x2 (needs "
+        "jaxinspect[tpu]) or h100:8, a100-80gb:2x8 (needs jaxinspect[cuda]; "
         "nothing runs). `jaxinspect topologies` lists them.",
     ),
 ]

@@ -317,7 +317,10 @@ def _parse_topology(raw: object, where: str) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str) or ":" not in raw:
-        raise SpecError(f"{where}: expected a TPU slice name like v5e:2x2, not {raw!r}")
+        raise SpecError(
+            f"{where}: expected a TPU slice name like v5e:2x2 or a GPU target like h100:8, "
+            f"not {raw!r}"
+        )
     return raw.strip()
 
 

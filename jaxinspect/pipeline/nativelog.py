@@ -70,6 +70,16 @@ def libtpu_installed() -> bool:
     return importlib.util.find_spec("libtpu") is not None
 
 
+def cuda_plugin_installed() -> bool:
+    """Whether JAX's CUDA plugin (the ``cuda`` extra, or ``jax[cuda12]``) is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("jax_plugins.xla_cuda12") is not None
+    except ModuleNotFoundError:  # no jax_plugins package at all
+        return False
+
+
 def start_libtpu_quietly() -> None:
     """Initialize libtpu now, its start-up warnings caught, where JAX would initialize it anyway.
 
@@ -80,10 +90,15 @@ def start_libtpu_quietly() -> None:
     so the CPU device count can still be set; JAX later finds the plugin ready. Nothing is done
     without libtpu, when ``JAX_PLATFORMS`` leaves TPU out, or once the backends are up.
     """
-    if not libtpu_installed() or not _tpu_platform_allowed():
-        return
     from jaxinspect import jaxapi
 
+    if cuda_plugin_installed() and not jaxapi.backends_started():
+        # Importing JAX's CUDA plugin writes "Could not find cuda drivers" lines to fd 2 on a
+        # host without a driver, and JAX's failed start of it a traceback: found now, quietly.
+        with contextlib.suppress(Exception), quiet_native_stderr():
+            jaxapi.discover_plugins()
+    if not libtpu_installed() or not _tpu_platform_allowed():
+        return
     if jaxapi.backends_started():
         return
     # A failure (a TPU held by another process) is JAX's to meet and report when it starts

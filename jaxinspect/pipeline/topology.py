@@ -68,12 +68,20 @@ def share_libtpu() -> None:
 
 
 def topology_devices(name: str) -> tuple[Any, ...]:
-    """The chips of the TPU slice ``name`` (``v5e:2x2``), described by libtpu.
+    """The chips of the TPU slice ``name`` (``v5e:2x2``), described by libtpu, or the GPUs of
+    the GPU target ``name`` (``h100:8``), described by JAX's CUDA plugin.
 
     Raises:
-        UsageError: libtpu is not installed (naming the extra), cannot start, or refuses
-            ``name`` (listing the names it accepts).
+        UsageError: libtpu (or the CUDA plugin) is not installed (naming the extra), cannot
+            start, or refuses ``name`` (listing the names it accepts).
     """
+    from jaxinspect.pipeline import gputarget
+
+    if gputarget.looks_like_gpu(name):
+        return gputarget.describe_target(name)
+    model = name.rpartition(":")[0].strip().lower()
+    if model and not re.match(r"^v\d", model) and did_you_mean(model, tuple(gputarget.MODELS)):
+        gputarget.parse_target(name)  # a misspelt GPU model: refused with the GPU models listed
     if not libtpu_installed():
         raise UsageError(
             f"--topology {name}: compiling for a TPU slice needs libtpu",
@@ -159,6 +167,11 @@ def device_capacity(devices: tuple[Any, ...] | list[Any]) -> tuple[int | None, s
     A chip's HBM is shared by its devices: libtpu describes a v3 or v4 chip as two devices of
     one TensorCore each (``num_cores`` 1), a v5p chip as one device spanning both (2).
     """
+    from jaxinspect.pipeline import gputarget
+
+    gpu = gputarget.device_capacity(devices)
+    if gpu is not None:
+        return gpu
     kind = str(devices[0].device_kind)
     profile = profile_for_kind(kind)
     if profile is None or profile.memory_bytes is None:
