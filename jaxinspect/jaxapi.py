@@ -185,6 +185,24 @@ def executable_devices(compiled: Any) -> list[Any] | None:
         return None
 
 
+def compiled_platform(compiled: Any) -> str | None:
+    """The platform an executable was compiled for, also for compile-only devices (a
+    ``--topology`` target, whose executable has no local devices): read off its shardings."""
+    import jax
+
+    devices = executable_devices(compiled)
+    if devices:
+        return str(devices[0].platform)
+    try:
+        shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    except Exception:  # an executable without sharding information
+        return None
+    for sharding in shardings:
+        for device in getattr(sharding, "device_set", ()):
+            return str(device.platform)
+    return None
+
+
 def hlo_module_text(
     module: Any,
     *,

@@ -42,6 +42,14 @@ TopologyOpt = Annotated[
         "nothing runs). `jaxinspect topologies` lists them.",
     ),
 ]
+GpuConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-config",
+        help="Your own GPU target config (a GpuTargetConfigProto .txtpb) in place of the "
+        "model's; --topology gives the count, e.g. --topology h100:8 --gpu-config my.txtpb.",
+    ),
+]
 MeshOpt = Annotated[
     str | None,
     typer.Option("--mesh", help="Device mesh, e.g. data=4,model=2; overrides the spec's mesh:."),
@@ -117,6 +125,7 @@ class PlacementOptions:
     mesh: str | None = None
     devices: int | None = None
     topology: str | None = None
+    gpu_config: str | None = None
 
     def words(self) -> list[str]:
         """The options again, for a command line in a hint."""
@@ -125,6 +134,7 @@ class PlacementOptions:
             ("--mesh", self.mesh),
             ("--devices", self.devices),
             ("--topology", self.topology),
+            ("--gpu-config", self.gpu_config),
         ):
             if value is not None:
                 words += [flag, str(value)]
@@ -184,7 +194,27 @@ def apply_placement(spec: "Spec", placement: PlacementOptions) -> "Spec":
     if placement.devices is not None and placement.topology is not None:
         raise UsageError("give either --devices N or --topology NAME, not both")
     mesh = None if placement.mesh is None else parse_mesh_option(placement.mesh)
-    return with_placement(spec, mesh=mesh, devices=placement.devices, topology=placement.topology)
+    topology = placement.topology
+    if placement.gpu_config is not None:
+        topology = _with_gpu_config(placement.gpu_config, topology or spec.topology)
+    return with_placement(spec, mesh=mesh, devices=placement.devices, topology=topology)
+
+
+def _with_gpu_config(config: str, topology: str | None) -> str:
+    """``CONFIG:COUNT``: the GPU target ``topology`` with ``config`` as its model.
+
+    Raises:
+        UsageError: no topology gives the count, or it is a TPU slice.
+    """
+    from jaxinspect.pipeline.gputarget import looks_like_gpu
+
+    if topology is None:
+        raise UsageError(
+            "--gpu-config needs --topology MODEL:GPUS for the count, e.g. --topology h100:8"
+        )
+    if not looks_like_gpu(topology):
+        raise UsageError(f"--gpu-config is for GPU targets; {topology} is a TPU slice")
+    return f"{config}:{topology.rpartition(':')[2]}"
 
 
 def _read_cases(

@@ -22,6 +22,7 @@ from typing import Any
 
 from jaxinspect.errors import UsageError
 from jaxinspect.pipeline.nativelog import quiet_native_stderr
+from jaxinspect.reports.topologies import GpuModelInfo
 from jaxinspect.suggest import did_you_mean
 
 #: Shipped configs by model name, with the aliases people use (``a100`` is the 80 GB SXM).
@@ -299,3 +300,21 @@ def target_phrase(name: str) -> str:
 def topology_caveat(topology: str | None) -> str | None:
     """The no-autotuning caveat for a GPU target; ``None`` for anything else."""
     return CAVEAT if topology is not None and looks_like_gpu(topology) else None
+
+
+def model_infos() -> tuple[GpuModelInfo, ...]:
+    """One row per shipped GPU model, for ``jaxinspect topologies`` (no plugin needed)."""
+    rows = []
+    for name in LISTED:
+        config = shipped_config(MODELS[name])
+        rows.append(
+            GpuModelInfo(
+                name=name,
+                kind=config.description,
+                hbm_bytes=config.memory_bytes,
+                bandwidth_bytes_per_s=config.bandwidth_bytes_per_s,
+                compute_capability=config.compute_capability,
+                source=config.source,
+            )
+        )
+    return tuple(rows)

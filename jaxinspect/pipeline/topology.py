@@ -190,11 +190,19 @@ def list_slices() -> TopologiesReport:
     """
     from importlib.metadata import version
 
+    from jaxinspect.pipeline import gputarget
+
+    gpu_missing = gputarget.missing_pieces()
     if not libtpu_installed():
-        raise UsageError(
-            "jaxinspect topologies: listing TPU slices needs libtpu",
-            hint=f"Install it with {_EXTRA} (about 700 MB; no TPU needed).",
-        )
+        if gpu_missing is not None:
+            raise UsageError(
+                "jaxinspect topologies: listing TPU slices needs libtpu, and GPU targets JAX's "
+                "CUDA plugin",
+                hint=f'Install {_EXTRA} (about 700 MB) or "jaxinspect[cuda]" (about 575 MB); '
+                "neither needs the hardware.",
+            )
+        note = f"TPU slices: install {_EXTRA} (about 700 MB; no TPU needed)"
+        return TopologiesReport(None, (), gpus=gputarget.model_infos(), notes=(note,))
     share_libtpu()
     slices = []
     for name in accepted():
@@ -204,7 +212,10 @@ def list_slices() -> TopologiesReport:
     refused = tuple(n for n in CANDIDATES if isinstance(_describe(n), str))
     pages = (profile_for_kind(s.kind) for s in slices)
     sources = tuple(dict.fromkeys(p.url for p in pages if p is not None and p.url))
-    return TopologiesReport(version("libtpu"), tuple(slices), refused, sources)
+    notes = () if gpu_missing is None else (f"GPU targets: {gpu_missing}",)
+    return TopologiesReport(
+        version("libtpu"), tuple(slices), refused, sources, gputarget.model_infos(), notes
+    )
 
 
 def _slice_info(name: str, devices: tuple[Any, ...]) -> SliceInfo:

@@ -13,6 +13,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -109,6 +110,7 @@ def cost(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
@@ -118,7 +120,9 @@ def cost(
             raise UsageError("--sort time needs --device or --peak-flops/--peak-bandwidth")
         if sort is SortKey.MEASURED and not measure:
             raise UsageError("--sort measured needs --measure")
-        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         runs = measure_runs if measure else None
         report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
         if output_format is OutputFormat.JSON:
