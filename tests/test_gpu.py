@@ -347,3 +347,26 @@ def test_the_plugin_stays_out_of_a_cpu_run_and_a_tpu_slice_in_one_process() -> N
     lines = run.stdout.split("\n")
     assert lines[0] == "2 gpu cpu" and lines[1] == "3.0 cpu"
     assert "cuInit" not in run.stderr and "Traceback" not in run.stderr
+
+
+@needs_plugin
+def test_the_plugin_s_import_lines_stay_off_stderr(tmp_path: Path) -> None:
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_PLATFORMS"}
+    # The plugin's libraries log at `import jax` on a host without a driver...
+    plain = subprocess.run(
+        [sys.executable, "-c", "import jax"], capture_output=True, text=True, env=env, timeout=120
+    )
+    driverless = "Could not find cuda drivers" in plain.stderr
+    # ... and no jaxinspect command shows it, a CPU run or a GPU target.
+    args = [sys.executable, "-m", "jaxinspect", "jaxpr", f"{SAMPLES / 'mlp.py'}:predict"]
+    for extra in ([], ["--topology", "h100:2"]):
+        run = subprocess.run(
+            [*args, "-s", str(SAMPLES / "mlp.yaml"), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert driverless or plain.stderr == ""  # on a GPU host there is nothing to catch

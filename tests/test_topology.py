@@ -299,6 +299,8 @@ def test_a_target_starting_jax_at_import_stays_quiet(tmp_path) -> None:
 
 START = """
 import sys
+from jaxinspect.pipeline.nativelog import quiet_cuda_import
+quiet_cuda_import()  # as the CLI does: JAX's CUDA plugin, where installed, logs at import
 from jax._src.lib import xla_client
 from jaxinspect.pipeline.nativelog import start_libtpu_quietly
 start_libtpu_quietly()

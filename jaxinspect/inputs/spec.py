@@ -67,7 +67,7 @@ class Spec:
     mesh: MeshSpec | None = None
     #: ``devices:``: how many devices of the backend to set up (CPU: before JAX starts).
     devices: int | None = None
-    #: ``topology:``: a TPU slice to compile for from this host (``v5e:2x2``).
+    #: ``topology:``: a TPU slice or GPU target to compile for from here (``v5e:2x2``, ``h100:8``).
     topology: str | None = None
     #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
     out_shardings: tuple[Sharding | None, ...] | None = None

@@ -10,6 +10,8 @@ and attached to an error raised in the block.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.abc
 import os
 import sys
 import tempfile
@@ -113,3 +115,38 @@ def _tpu_platform_allowed() -> bool:
 
     platforms = jax.config.jax_platforms
     return not platforms or "tpu" in [p.strip() for p in str(platforms).split(",")]
+
+
+#: The jaxlib modules ``import jax`` loads that open the CUDA plugin's libraries, each of
+#: which logs "Could not find cuda drivers on your machine" to fd 2 on a host without one.
+_CUDA_LOADERS = (
+    "jaxlib.gpu_solver",
+    "jaxlib.gpu_sparse",
+    "jaxlib.gpu_prng",
+    "jaxlib.gpu_linalg",
+    "jaxlib.gpu_rnn",
+    "jaxlib.gpu_triton",
+)
+
+
+class _QuietCudaLoad(importlib.abc.MetaPathFinder):
+    """At the first ``import jax``, load the modules that log about CUDA first, caught.
+
+    Installed by the CLI where the CUDA plugin is: the lines would otherwise reach the
+    terminal from every command, GPU target or not. Lazy, so commands that never import JAX
+    (``--help``, ``diff``) load nothing; it removes itself after the first time.
+    """
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if fullname == "jax" and self in sys.meta_path:
+            sys.meta_path.remove(self)
+            with contextlib.suppress(Exception), quiet_native_stderr():
+                for module in _CUDA_LOADERS:
+                    importlib.import_module(module)
+        return None  # the normal import goes on
+
+
+def quiet_cuda_import() -> None:
+    """Have the first ``import jax`` of this process keep the CUDA plugin's lines off fd 2."""
+    if "jax" not in sys.modules and cuda_plugin_installed():
+        sys.meta_path.insert(0, _QuietCudaLoad())

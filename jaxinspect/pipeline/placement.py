@@ -30,8 +30,8 @@ class Placement:
         devices: The devices the program is compiled for (the mesh's, in mesh order).
         mesh: JAX's mesh, or ``None`` for a single-device run.
         mesh_spec: The mesh as the spec wrote it.
-        topology: The TPU slice compiled for from this host, or ``None``: a local backend
-            whose devices can run the program.
+        topology: The TPU slice or GPU target compiled for from this host, or ``None``: a local
+            backend whose devices can run the program.
     """
 
     devices: tuple[Any, ...]

@@ -201,7 +201,7 @@ def list_slices() -> TopologiesReport:
                 hint=f'Install {_EXTRA} (about 700 MB) or "jaxinspect[cuda]" (about 575 MB); '
                 "neither needs the hardware.",
             )
-        note = f"TPU slices: install {_EXTRA} (about 700 MB; no TPU needed)"
+        note = f"TPU slices: {_EXTRA} (about 700 MB; no TPU needed)"
         return TopologiesReport(None, (), gpus=gputarget.model_infos(), notes=(note,))
     share_libtpu()
     slices = []
