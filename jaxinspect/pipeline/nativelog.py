@@ -150,3 +150,7 @@ def quiet_cuda_import() -> None:
     """Have the first ``import jax`` of this process keep the CUDA plugin's lines off fd 2."""
     if "jax" not in sys.modules and cuda_plugin_installed():
         sys.meta_path.insert(0, _QuietCudaLoad())
+        # The plugin's libraries start absl logging, after which XLA's INFO lines ("HloModule
+        # dump enabled", "PjRt-IFRT device count") reach stderr on every dump (passes,
+        # memory): warnings and errors only, as without the plugin. A value set is kept.
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
