@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,tpu]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,tpu,cuda]'
 	touch $(STAMP)
 
 dev: $(STAMP)
@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_check_isolation.py
 	$(BIN)/python tests/benchmarks/bench_latency_gate.py
 	$(BIN)/python tests/benchmarks/bench_topology.py
+	$(BIN)/python tests/benchmarks/bench_gpu.py
 	$(BIN)/python tests/benchmarks/bench_cost_measure.py
 	$(BIN)/python tests/benchmarks/bench_passes.py
 	$(BIN)/python tests/benchmarks/bench_scale.py

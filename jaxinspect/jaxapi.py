@@ -185,6 +185,24 @@ def executable_devices(compiled: Any) -> list[Any] | None:
         return None
 
 
+def compiled_platform(compiled: Any) -> str | None:
+    """The platform an executable was compiled for, also for compile-only devices (a
+    ``--topology`` target, whose executable has no local devices): read off its shardings."""
+    import jax
+
+    devices = executable_devices(compiled)
+    if devices:
+        return str(devices[0].platform)
+    try:
+        shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+    except Exception:  # an executable without sharding information
+        return None
+    for sharding in shardings:
+        for device in getattr(sharding, "device_set", ()):
+            return str(device.platform)
+    return None
+
+
 def hlo_module_text(
     module: Any,
     *,
@@ -285,6 +303,43 @@ def initialize_tpu_plugin() -> bool:
     if not xla_client.pjrt_plugin_initialized("tpu"):
         xla_client.initialize_pjrt_plugin("tpu")
     return True
+
+
+def discover_plugins() -> None:
+    """Have JAX find and register its PJRT plugins now (the CUDA one among them), without
+    starting a backend; JAX does it once per process, at the first backend start otherwise."""
+    from jax._src import xla_bridge
+
+    xla_bridge._discover_and_register_pjrt_plugins()
+
+
+def cuda_topology_registered() -> bool:
+    """Whether JAX can describe CUDA topologies (the plugin registered its factory)."""
+    from jax._src import xla_bridge
+
+    return "cuda" in xla_bridge._topology_factories
+
+
+def register_cuda_topology() -> None:
+    """Register the CUDA plugin's topology factory alone, where JAX dropped the plugin.
+
+    JAX drops it when CUDA was among the platforms at start-up and ``cuInit`` failed (no
+    driver). Describing a topology needs only the plugin's library: it is loaded as
+    ``register_plugin`` does, and its factory added, no backend and no CUDA call involved.
+    """
+    import functools
+
+    import jax_plugins.xla_cuda12 as plugin  # type: ignore[import-not-found]
+    from jax._src import xla_bridge
+    from jax._src.lib import xla_client
+
+    path = plugin._get_library_path()
+    if xla_client.pjrt_plugin_loaded("cuda"):
+        raise RuntimeError("the CUDA plugin is loaded but has no topology factory")
+    c_api = xla_client.load_pjrt_plugin_dynamically("cuda", str(path))
+    xla_bridge._topology_factories["cuda"] = functools.partial(
+        xla_client.make_c_api_device_topology, c_api
+    )
 
 
 def _jax_version() -> str:

@@ -212,9 +212,11 @@ def test_a_case_sweep_names_the_sharding_that_differs(
 def test_a_topology_without_libtpu_names_the_extra(
     run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import jaxinspect.pipeline.gputarget as gputarget
     import jaxinspect.pipeline.topology as topology
 
     monkeypatch.setattr(topology, "libtpu_installed", lambda: False)  # as on a bare install
+    monkeypatch.setattr(gputarget, "missing_pieces", lambda: "no CUDA plugin")  # nor cuda
     result = run_cli(
         "stages",
         f"{SHARDED}:matmul",
@@ -230,3 +232,22 @@ def test_a_topology_without_libtpu_names_the_extra(
     assert 'pip install "jaxinspect[tpu]"' in result.stderr
     listing = run_cli("topologies")
     assert listing.exit_code == 2 and "jaxinspect[tpu]" in listing.stderr
+    assert "jaxinspect[cuda]" in listing.stderr
+
+
+def test_topologies_with_only_the_cuda_extra_lists_the_gpus(
+    run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jaxinspect.pipeline.gputarget as gputarget
+    import jaxinspect.pipeline.topology as topology
+
+    monkeypatch.setattr(topology, "libtpu_installed", lambda: False)
+    monkeypatch.setattr(gputarget, "missing_pieces", lambda: None)  # the GPU list needs no JAX
+    listing = run_cli("topologies", "--format", "json")
+    assert listing.exit_code == 0, listing.stderr
+    doc = json.loads(listing.stdout)
+    assert doc["libtpu_version"] is None and doc["topologies"] == []
+    assert [g["name"] for g in doc["gpus"]][:2] == ["h100", "h100-pcie"]
+    assert doc["notes"] == [
+        'TPU slices: pip install "jaxinspect[tpu]" (about 700 MB; no TPU needed)'
+    ]

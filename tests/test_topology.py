@@ -299,6 +299,8 @@ def test_a_target_starting_jax_at_import_stays_quiet(tmp_path) -> None:
 
 START = """
 import sys
+from jaxinspect.pipeline.nativelog import quiet_cuda_import
+quiet_cuda_import()  # as the CLI does: JAX's CUDA plugin, where installed, logs at import
 from jax._src.lib import xla_client
 from jaxinspect.pipeline.nativelog import start_libtpu_quietly
 start_libtpu_quietly()
@@ -327,14 +329,23 @@ def test_libtpu_starts_quietly_only_where_jax_would_start_it(
 def test_ci_gate_no_new_all_gather_on_v5e(
     run_cli: Callable[..., Any], tmp_path, monkeypatch
 ) -> None:
+    failed = gate_gathers(run_cli, tmp_path, monkeypatch, "v5e:2x2", "{data: 2, model: 2}")
+    assert "new-op:all-gather: all-gather in hlo: 0 -> 1" in failed.stdout
+
+
+def gate_gathers(
+    run_cli: Callable[..., Any], tmp_path: Any, monkeypatch: Any, topology: str, mesh: str
+) -> Any:
+    """``check`` with ``fail_on: new-op:all-gather`` on ``topology``: passes, then fails (the
+    result returned) once the weights' split makes the partitioner gather."""
     import shutil
 
     shutil.copy(SAMPLES / "sharded.py", tmp_path / "sharded.py")
     manifest = tmp_path / "jaxinspect.yaml"
     target = (
         'snapshot_dir: snaps\nfail_on: "new-op:all-gather"\ntargets:\n'
-        "  - target: sharded.py:matmul\n    name: mm\n    topology: v5e:2x2\n"
-        "    mesh: {data: 2, model: 2}\n"
+        f"  - target: sharded.py:matmul\n    name: mm\n    topology: {topology}\n"
+        f"    mesh: {mesh}\n"
         '    args: ["x=f32[256@data,512@model]", "w=f32[512@model,1024]"]\n'
     )
     manifest.write_text(target)
@@ -345,7 +356,7 @@ def test_ci_gate_no_new_all_gather_on_v5e(
     manifest.write_text(target.replace("w=f32[512@model,1024]", "w=f32[512,1024@model]"))
     failed = run_cli("check")
     assert failed.exit_code == 1
-    assert "new-op:all-gather: all-gather in hlo: 0 -> 1" in failed.stdout
+    return failed
 
 
 def test_per_op_cost_on_a_slice_adds_up_to_xla_s_own(run_cli: Callable[..., Any]) -> None:

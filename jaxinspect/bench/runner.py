@@ -158,9 +158,11 @@ def _bench_one(
 ) -> tuple[BenchResult, PreparedCall]:
     spec = source.load()
     if spec.topology is not None:
+        from jaxinspect.pipeline.gputarget import target_phrase
+
         raise UsageError(
-            f"{spec.source}: topology {spec.topology}: bench runs the program, and a TPU "
-            "slice compiled from this host cannot run here",
+            f"{spec.source}: topology {spec.topology}: bench runs the program, and "
+            f"{target_phrase(spec.topology)} compiled from this host cannot run here",
             hint="Use stages or cost with --topology for what the compiler says.",
         )
     target = loaded.ref.spec

@@ -41,6 +41,9 @@ def run(argv: list[str]) -> object:
             plain = parse_plain_diff(argv)
             if plain is not None:
                 return exit_code_of(run_diff, plain)
+        from jaxinspect.pipeline.nativelog import quiet_cuda_import
+
+        quiet_cuda_import()  # JAX's CUDA plugin, where installed, logs on a host without a GPU
         from jaxinspect.cli.app import run_app
 
         return run_app(argv)

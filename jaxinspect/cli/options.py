@@ -39,8 +39,17 @@ TopologyOpt = Annotated[
     str | None,
     typer.Option(
         "--topology",
-        help="Compile for a TPU slice from this host, e.g. v5e:2x2 (needs jaxinspect[tpu]; "
+        help="Compile for a TPU slice or NVIDIA GPUs from this host, e.g. v5e:2x2 (needs "
+        "jaxinspect[tpu]) or h100:8, a100-80gb:2x8 (needs jaxinspect[cuda]; "
         "nothing runs). `jaxinspect topologies` lists them.",
+    ),
+]
+GpuConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-config",
+        help="Your own GPU target config (a GpuTargetConfigProto .txtpb) in place of the "
+        "model's; --topology gives the count, e.g. --topology h100:8 --gpu-config my.txtpb.",
     ),
 ]
 MeshOpt = Annotated[
@@ -118,6 +127,7 @@ class PlacementOptions:
     mesh: str | None = None
     devices: int | None = None
     topology: str | None = None
+    gpu_config: str | None = None
 
     def words(self) -> list[str]:
         """The options again, for a command line in a hint."""
@@ -126,6 +136,7 @@ class PlacementOptions:
             ("--mesh", self.mesh),
             ("--devices", self.devices),
             ("--topology", self.topology),
+            ("--gpu-config", self.gpu_config),
         ):
             if value is not None:
                 words += [flag, str(value)]
@@ -185,7 +196,27 @@ def apply_placement(spec: "Spec", placement: PlacementOptions) -> "Spec":
     if placement.devices is not None and placement.topology is not None:
         raise UsageError("give either --devices N or --topology NAME, not both")
     mesh = None if placement.mesh is None else parse_mesh_option(placement.mesh)
-    return with_placement(spec, mesh=mesh, devices=placement.devices, topology=placement.topology)
+    topology = placement.topology
+    if placement.gpu_config is not None:
+        topology = _with_gpu_config(placement.gpu_config, topology or spec.topology)
+    return with_placement(spec, mesh=mesh, devices=placement.devices, topology=topology)
+
+
+def _with_gpu_config(config: str, topology: str | None) -> str:
+    """``CONFIG:COUNT``: the GPU target ``topology`` with ``config`` as its model.
+
+    Raises:
+        UsageError: no topology gives the count, or it is a TPU slice.
+    """
+    from jaxinspect.pipeline.gputarget import looks_like_gpu
+
+    if topology is None:
+        raise UsageError(
+            "--gpu-config needs --topology MODEL:GPUS for the count, e.g. --topology h100:8"
+        )
+    if not looks_like_gpu(topology):
+        raise UsageError(f"--gpu-config is for GPU targets; {topology} is a TPU slice")
+    return f"{config}:{topology.rpartition(':')[2]}"
 
 
 def _read_cases(

@@ -180,7 +180,9 @@ def measure_program(
     if compiled is None or call is None:
         why = "the program was not compiled"
     elif call.placement.topology is not None:
-        why = f"compiled for the TPU slice {call.placement.topology}; nothing runs here"
+        from jaxinspect.pipeline.gputarget import target_phrase
+
+        why = f"compiled for {target_phrase(call.placement.topology)}; nothing runs here"
     if why is not None:
         reasons.append(("cost.measured", why))
         return None

@@ -68,7 +68,7 @@ class Spec:
     mesh: MeshSpec | None = None
     #: ``devices:``: how many devices of the backend to set up (CPU: before JAX starts).
     devices: int | None = None
-    #: ``topology:``: a TPU slice to compile for from this host (``v5e:2x2``).
+    #: ``topology:``: a TPU slice or GPU target to compile for from here (``v5e:2x2``, ``h100:8``).
     topology: str | None = None
     #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
     out_shardings: tuple[Sharding | None, ...] | None = None
@@ -320,7 +320,10 @@ def _parse_topology(raw: object, where: str) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str) or ":" not in raw:
-        raise SpecError(f"{where}: expected a TPU slice name like v5e:2x2, not {raw!r}")
+        raise SpecError(
+            f"{where}: expected a TPU slice name like v5e:2x2 or a GPU target like h100:8, "
+            f"not {raw!r}"
+        )
     return raw.strip()
 
 

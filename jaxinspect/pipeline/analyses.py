@@ -14,6 +14,21 @@ if TYPE_CHECKING:
 Reasons = list[tuple[str, str]]
 
 
+def _cpu_client_cost(compiled: Any) -> dict[str, float] | None:
+    """XLA's HLO cost analysis of a GPU executable's optimized module, through the CPU client.
+
+    A GPU executable compiled without a GPU (``--topology h100:8``) has no ``cost_analysis()``
+    (``GetCostAnalysis is not supported``); the analysis itself is backend-independent, so the
+    CPU client runs it on the module the GPU compiler produced. ``None`` for other backends.
+    """
+    import jax
+
+    if jaxapi.compiled_platform(compiled) != "gpu":
+        return None
+    module = jaxapi.optimized_hlo_module(compiled, "the cost analysis")
+    return jaxapi.hlo_cost_analysis(jax.devices("cpu")[0].client, module)
+
+
 def collect_cost(
     compiled: Any, reasons: Reasons, program: ProgramCost | None = None
 ) -> CostSummary | None:
@@ -29,6 +44,8 @@ def collect_cost(
         return None
     if isinstance(raw, list | tuple):  # older JAX returned one dict per device program
         raw = raw[0] if raw else None
+    if not raw:
+        raw = _cpu_client_cost(compiled)
     if not raw:
         reasons.append(("cost", "the backend returned no cost analysis"))
         return None

@@ -35,13 +35,14 @@ from jaxinspect.errors import JaxInspectError
 # module's name may hold dots; snapshots a pass takes in the middle of its work, such as
 # copy-insertion's steps, have no "before_").
 _MODULE_FILE = re.compile(
-    r"^module_(\d+)\.(.+)\.(?:before_optimizations|(?:[A-Za-z0-9]+_)?after_optimizations)\.txt$"
+    r"^module_(\d+)\.(.+)\.(?:before_optimizations|(?:[A-Za-z0-9]+_|sm_[0-9.]+[a-z]?_gpu_)?"
+    r"after_optimizations)\.txt$"
 )
 _PASS_FILE = re.compile(r"^(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt$")
 # cpu_after_optimizations.txt, cpu_after_optimizations-buffer-assignment.txt, ...; the prefix
-# names the platform's compiler.
+# names the platform's compiler (the GPU compiler's names the target: sm_9.0a_gpu_).
 _OPTIMIZED_FILE = re.compile(
-    r"^(?:[A-Za-z0-9]+_)?after_optimizations(|-buffer-assignment|-live-range|-memory-usage-report)"
+    r"^(?:[A-Za-z0-9]+_|sm_[0-9.]+[a-z]?_gpu_)?after_optimizations(|-buffer-assignment|-live-range|-memory-usage-report)"
     r"\.txt$"
 )
 _OPTIMIZED_FIELDS = {

@@ -36,6 +36,7 @@ from jaxinspect.pipeline.aliasing import buffer_aliases
 from jaxinspect.pipeline.analyses import Reasons
 from jaxinspect.pipeline.backend import compiled_devices, describe_device
 from jaxinspect.pipeline.execute import time_calls
+from jaxinspect.pipeline.gputarget import target_phrase, topology_caveat
 from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
 from jaxinspect.pipeline.shardings import argument_shardings, output_infos
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
@@ -215,6 +216,7 @@ def run_inspection(
             devices=tuple(describe_device(d) for d in devices),
             device_kind=str(devices[0].device_kind),
             topology=call.placement.topology,
+            caveat=topology_caveat(call.placement.topology),
             mesh=None if call.spec.mesh is None else call.spec.mesh.axes,
             outputs=() if compiled is None else output_infos(compiled),
             collectives=None if compiled is None else _collectives(compiled, call.placement),
@@ -241,7 +243,7 @@ def _time_execution(
     if compiled is None or not options.execute or "timings" not in options.sections or topology:
         why = "--no-execute" if not options.execute else "not requested (--stage)"
         if topology:
-            why = f"compiled for the TPU slice {topology} from this host; nothing runs here"
+            why = f"compiled for {target_phrase(topology)} from this host; nothing runs here"
         reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
         return timings
     args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)

@@ -10,6 +10,8 @@ and attached to an error raised in the block.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.abc
 import os
 import sys
 import tempfile
@@ -70,6 +72,16 @@ def libtpu_installed() -> bool:
     return importlib.util.find_spec("libtpu") is not None
 
 
+def cuda_plugin_installed() -> bool:
+    """Whether JAX's CUDA plugin (the ``cuda`` extra, or ``jax[cuda12]``) is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("jax_plugins.xla_cuda12") is not None
+    except ModuleNotFoundError:  # no jax_plugins package at all
+        return False
+
+
 def start_libtpu_quietly() -> None:
     """Initialize libtpu now, its start-up warnings caught, where JAX would initialize it anyway.
 
@@ -80,10 +92,15 @@ def start_libtpu_quietly() -> None:
     so the CPU device count can still be set; JAX later finds the plugin ready. Nothing is done
     without libtpu, when ``JAX_PLATFORMS`` leaves TPU out, or once the backends are up.
     """
-    if not libtpu_installed() or not _tpu_platform_allowed():
-        return
     from jaxinspect import jaxapi
 
+    if cuda_plugin_installed() and not jaxapi.backends_started():
+        # Importing JAX's CUDA plugin writes "Could not find cuda drivers" lines to fd 2 on a
+        # host without a driver, and JAX's failed start of it a traceback: found now, quietly.
+        with contextlib.suppress(Exception), quiet_native_stderr():
+            jaxapi.discover_plugins()
+    if not libtpu_installed() or not _tpu_platform_allowed():
+        return
     if jaxapi.backends_started():
         return
     # A failure (a TPU held by another process) is JAX's to meet and report when it starts
@@ -98,3 +115,42 @@ def _tpu_platform_allowed() -> bool:
 
     platforms = jax.config.jax_platforms
     return not platforms or "tpu" in [p.strip() for p in str(platforms).split(",")]
+
+
+#: The jaxlib modules ``import jax`` loads that open the CUDA plugin's libraries, each of
+#: which logs "Could not find cuda drivers on your machine" to fd 2 on a host without one.
+_CUDA_LOADERS = (
+    "jaxlib.gpu_solver",
+    "jaxlib.gpu_sparse",
+    "jaxlib.gpu_prng",
+    "jaxlib.gpu_linalg",
+    "jaxlib.gpu_rnn",
+    "jaxlib.gpu_triton",
+)
+
+
+class _QuietCudaLoad(importlib.abc.MetaPathFinder):
+    """At the first ``import jax``, load the modules that log about CUDA first, caught.
+
+    Installed by the CLI where the CUDA plugin is: the lines would otherwise reach the
+    terminal from every command, GPU target or not. Lazy, so commands that never import JAX
+    (``--help``, ``diff``) load nothing; it removes itself after the first time.
+    """
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if fullname == "jax" and self in sys.meta_path:
+            sys.meta_path.remove(self)
+            with contextlib.suppress(Exception), quiet_native_stderr():
+                for module in _CUDA_LOADERS:
+                    importlib.import_module(module)
+        return None  # the normal import goes on
+
+
+def quiet_cuda_import() -> None:
+    """Have the first ``import jax`` of this process keep the CUDA plugin's lines off fd 2."""
+    if "jax" not in sys.modules and cuda_plugin_installed():
+        sys.meta_path.insert(0, _QuietCudaLoad())
+        # The plugin's libraries start absl logging, after which XLA's INFO lines ("HloModule
+        # dump enabled", "PjRt-IFRT device count") reach stderr on every dump (passes,
+        # memory): warnings and errors only, as without the plugin. A value set is kept.
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")

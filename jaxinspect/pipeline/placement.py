@@ -30,8 +30,8 @@ class Placement:
         devices: The devices the program is compiled for (the mesh's, in mesh order).
         mesh: JAX's mesh, or ``None`` for a single-device run.
         mesh_spec: The mesh as the spec wrote it.
-        topology: The TPU slice compiled for from this host, or ``None``: a local backend
-            whose devices can run the program.
+        topology: The TPU slice or GPU target compiled for from this host, or ``None``: a local
+            backend whose devices can run the program.
     """
 
     devices: tuple[Any, ...]
@@ -83,14 +83,18 @@ def place(spec: Spec, backend: str | None) -> Placement:
     check_placement(spec)  # a sharded leaf with no mesh must not run unsharded
     mesh_spec = spec.mesh
     if spec.topology is not None:
-        if backend not in (None, "tpu"):
-            raise UsageError(
-                f"--backend {backend} with --topology {spec.topology}: a topology is TPU"
-            )
+        from jaxinspect.pipeline.gputarget import looks_like_gpu
         from jaxinspect.pipeline.topology import topology_devices
 
+        platform = "gpu" if looks_like_gpu(spec.topology) else "tpu"
+        if backend not in (None, platform, "cuda" if platform == "gpu" else platform):
+            raise UsageError(
+                f"--backend {backend} with --topology {spec.topology}: the topology is "
+                f"{platform.upper()}"
+            )
+
         devices = tuple(topology_devices(spec.topology))
-        where = f"topology {spec.topology} ({len(devices)} chips)"
+        where = f"topology {spec.topology} ({len(devices)} devices)"
     else:
         count = spec.devices or (mesh_spec.size if mesh_spec else 1)
         if backend in (None, "cpu"):
@@ -129,9 +133,12 @@ def reserve_devices(specs: list[Spec], backend: str | None) -> None:
         UsageError: The CPU backend already started with too few devices.
     """
     if any(s.topology is not None for s in specs):
+        from jaxinspect.pipeline.gputarget import keep_cuda_uninitialized, looks_like_gpu
         from jaxinspect.pipeline.topology import share_libtpu
 
         share_libtpu()  # before anything loads libtpu
+        if any(s.topology and looks_like_gpu(s.topology) for s in specs):
+            keep_cuda_uninitialized()  # before the target's import can start JAX's backends
     if backend in (None, "cpu"):
         reserve_cpu_devices(max((devices_needed(s) for s in specs), default=1))
 

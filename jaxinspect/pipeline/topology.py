@@ -68,12 +68,20 @@ def share_libtpu() -> None:
 
 
 def topology_devices(name: str) -> tuple[Any, ...]:
-    """The chips of the TPU slice ``name`` (``v5e:2x2``), described by libtpu.
+    """The chips of the TPU slice ``name`` (``v5e:2x2``), described by libtpu, or the GPUs of
+    the GPU target ``name`` (``h100:8``), described by JAX's CUDA plugin.
 
     Raises:
-        UsageError: libtpu is not installed (naming the extra), cannot start, or refuses
-            ``name`` (listing the names it accepts).
+        UsageError: libtpu (or the CUDA plugin) is not installed (naming the extra), cannot
+            start, or refuses ``name`` (listing the names it accepts).
     """
+    from jaxinspect.pipeline import gputarget
+
+    if gputarget.looks_like_gpu(name):
+        return gputarget.describe_target(name)
+    model = name.rpartition(":")[0].strip().lower()
+    if model and not re.match(r"^v\d", model) and did_you_mean(model, tuple(gputarget.MODELS)):
+        gputarget.parse_target(name)  # a misspelt GPU model: refused with the GPU models listed
     # A malformed name is the user's first mistake, whether or not libtpu is installed.
     if not _NAME.match(name):
         suggestion = ""
@@ -81,7 +89,8 @@ def topology_devices(name: str) -> tuple[Any, ...]:
             share_libtpu()
             suggestion = _as_slice_name(name)
         raise UsageError(
-            f"--topology {name!r}: a slice name is GENERATION:SHAPE, e.g. v5e:2x2 or v4:2x2x1"
+            f"--topology {name!r}: a slice name is GENERATION:SHAPE, e.g. v5e:2x2 or v4:2x2x1,"
+            " or a GPU target MODEL:GPUS, e.g. h100:8"
             f"{suggestion}",
             hint=_LISTS_THEM,
         )
@@ -164,6 +173,11 @@ def device_capacity(devices: tuple[Any, ...] | list[Any]) -> tuple[int | None, s
     A chip's HBM is shared by its devices: libtpu describes a v3 or v4 chip as two devices of
     one TensorCore each (``num_cores`` 1), a v5p chip as one device spanning both (2).
     """
+    from jaxinspect.pipeline import gputarget
+
+    gpu = gputarget.device_capacity(devices)
+    if gpu is not None:
+        return gpu
     kind = str(devices[0].device_kind)
     profile = profile_for_kind(kind)
     if profile is None or profile.memory_bytes is None:
@@ -182,11 +196,19 @@ def list_slices() -> TopologiesReport:
     """
     from importlib.metadata import version
 
+    from jaxinspect.pipeline import gputarget
+
+    gpu_missing = gputarget.missing_pieces()
     if not libtpu_installed():
-        raise UsageError(
-            "jaxinspect topologies: listing TPU slices needs libtpu",
-            hint=f"Install it with {_EXTRA} (about 700 MB; no TPU needed).",
-        )
+        if gpu_missing is not None:
+            raise UsageError(
+                "jaxinspect topologies: listing TPU slices needs libtpu, and GPU targets JAX's "
+                "CUDA plugin",
+                hint=f'Install {_EXTRA} (about 700 MB) or "jaxinspect[cuda]" (about 575 MB); '
+                "neither needs the hardware.",
+            )
+        note = f"TPU slices: {_EXTRA} (about 700 MB; no TPU needed)"
+        return TopologiesReport(None, (), gpus=gputarget.model_infos(), notes=(note,))
     share_libtpu()
     slices = []
     for name in accepted():
@@ -196,7 +218,10 @@ def list_slices() -> TopologiesReport:
     refused = tuple(n for n in CANDIDATES if isinstance(_describe(n), str))
     pages = (profile_for_kind(s.kind) for s in slices)
     sources = tuple(dict.fromkeys(p.url for p in pages if p is not None and p.url))
-    return TopologiesReport(version("libtpu"), tuple(slices), refused, sources)
+    notes = () if gpu_missing is None else (f"GPU targets: {gpu_missing}",)
+    return TopologiesReport(
+        version("libtpu"), tuple(slices), refused, sources, gputarget.model_infos(), notes
+    )
 
 
 def _slice_info(name: str, devices: tuple[Any, ...]) -> SliceInfo:

@@ -159,8 +159,11 @@ class InspectionReport:
     composition: str | None = None
     #: The devices' ``device_kind`` ("cpu", "TPU v5 lite", "NVIDIA H100 80GB HBM3").
     device_kind: str = ""
-    #: The TPU slice compiled for from this host (``v5e:2x2``); ``None``: local devices.
+    #: The TPU slice or GPU target compiled for from this host (``v5e:2x2``, ``h100:8``);
+    #: ``None``: local devices.
     topology: str | None = None
+    #: What a compile for this target does not show (a GPU target: no autotuning), or ``None``.
+    caveat: str | None = None
     #: The device mesh, axis name -> size, in order; ``None`` without one.
     mesh: tuple[tuple[str, int], ...] | None = None
     #: Output leaves with their shardings; empty before compilation.

@@ -1,4 +1,5 @@
-"""Immutable objects: the TPU slices this libtpu can compile for (``jaxinspect topologies``)."""
+"""Immutable objects: the TPU slices and GPU targets compiled for from this host
+(``jaxinspect topologies``)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,29 @@ class SliceInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class TopologiesReport:
-    """The slices tried, and those libtpu accepted."""
+class GpuModelInfo:
+    """One GPU model ``--topology MODEL:GPUS`` compiles for, from its shipped target config."""
 
-    libtpu_version: str
+    name: str  # as --topology takes it before the count: h100
+    kind: str  # the config's device_description_str, JAX's device_kind: "NVIDIA H100 80GB HBM3"
+    hbm_bytes: int
+    bandwidth_bytes_per_s: int | None
+    compute_capability: str  # "9.0"
+    source: str  # the config's cited source
+
+
+@dataclass(frozen=True, slots=True)
+class TopologiesReport:
+    """The slices tried, those libtpu accepted, and the GPU models."""
+
+    #: ``None`` without libtpu: no TPU slice is listed (``tpu_note`` says what to install).
+    libtpu_version: str | None
     slices: tuple[SliceInfo, ...]
     #: Names tried that this libtpu refused (e.g. a newer generation).
     refused: tuple[str, ...] = ()
     #: The public pages the chips' HBM figures are read from, one per generation listed.
     sources: tuple[str, ...] = ()
+    #: The GPU models with a shipped target config (listed whether or not the plugin is here).
+    gpus: tuple[GpuModelInfo, ...] = ()
+    #: What is missing for the TPU slices or the GPU targets to compile, one line each.
+    notes: tuple[str, ...] = ()

@@ -33,7 +33,7 @@ class ManifestTarget:
     shapes: Path | None
     args: tuple[str, ...]
     backend: str | None
-    #: Placement over the spec's own: a mesh, a number of devices, a TPU slice.
+    #: Placement over the spec's own: a mesh, a number of devices, a TPU slice or GPU target.
     mesh: MeshSpec | None = None
     devices: int | None = None
     topology: str | None = None

@@ -13,6 +13,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -118,6 +119,7 @@ def cost(
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
     timeout: TimeoutOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
@@ -132,7 +134,9 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
-        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         runs = (measure_runs, measure)
         report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
         if output_format is OutputFormat.JSON:

@@ -17,6 +17,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -59,6 +60,7 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         mesh: MeshOpt = None,
         devices: DevicesOpt = None,
         topology: TopologyOpt = None,
+        gpu_config: GpuConfigOpt = None,
         debug_info: Annotated[
             bool,
             typer.Option(
@@ -79,7 +81,9 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
             )
             if debug_info and name != "stablehlo":
                 raise UsageError("--debug-info is for `jaxinspect stablehlo`")
-            spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+            spec = load_cli_spec(
+                shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+            )
             if debug_info:
                 text = _stablehlo_with_locations(target, spec, options)
             else:

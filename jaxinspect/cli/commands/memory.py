@@ -12,6 +12,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -64,6 +65,7 @@ def memory(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """The buffers live at TARGET's memory peak and live bytes over XLA's schedule."""
@@ -73,7 +75,9 @@ def memory(
             from jaxinspect.cost.profiles import find_profile
 
             profile = find_profile(device)
-        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         report = _analyse(target, spec, backend, profile, user_code)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.memory.jsondoc import render_memory_json

@@ -12,6 +12,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -59,13 +60,16 @@ def passes(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """XLA's passes over TARGET's module, from StableHLO to the scheduled module, in order."""
     with errors_to_exit_codes(debug):
         if diff is not None and output_format is OutputFormat.JSON:
             raise UsageError("--diff prints a unified diff; leave out --format json")
-        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         report = _analyse(target, spec, backend, transform)
         if diff is not None:
             _print_diff(report, diff)

@@ -10,6 +10,7 @@ from jaxinspect.cli.options import (
     BackendOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -46,6 +47,7 @@ def recompile(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
@@ -70,7 +72,7 @@ def recompile(
         for name in case or ():
             spec_file.select(name)  # an unknown name is a SpecError with suggestions
         cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
-        placement = PlacementOptions(mesh, devices, topology)
+        placement = PlacementOptions(mesh, devices, topology, gpu_config)
         if placement != PlacementOptions():
             cases = tuple((name, apply_placement(spec, placement)) for name, spec in cases)
         reserve_devices([spec for _, spec in cases], backend)  # before the target's import

@@ -13,6 +13,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -48,6 +49,7 @@ def report(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
@@ -62,7 +64,9 @@ def report(
 
         destination = output_path(out, "--out")
         profile = None if device is None else find_profile(device)
-        spec = load_cli_spec(shapes, arg, case, PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         loaded = load_target(target)
         user = resolve_user_code([], loaded.source_file)
         with frames_recorded(user):

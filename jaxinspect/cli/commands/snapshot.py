@@ -10,6 +10,7 @@ from jaxinspect.cli.options import (
     BackendOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -39,6 +40,7 @@ def snapshot(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and write its normalized snapshot to --out."""
@@ -51,7 +53,9 @@ def snapshot(
 
         folder = output_path(out, "--out", stdout_ok=False, why="a snapshot is a folder of files")
         check_destination(folder)  # before the user's code runs: fail fast
-        spec = load_cli_spec(shapes, arg, placement=PlacementOptions(mesh, devices, topology))
+        spec = load_cli_spec(
+            shapes, arg, placement=PlacementOptions(mesh, devices, topology, gpu_config)
+        )
         taken = capture_snapshot(load_target(target), spec, backend)
         check_destination(folder)  # and again: files may have appeared meanwhile
         write_snapshot(folder, taken)

@@ -12,6 +12,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    GpuConfigOpt,
     MaxInputBytesOpt,
     MeshOpt,
     PlacementOptions,
@@ -79,6 +80,7 @@ def stages(
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
     topology: TopologyOpt = None,
+    gpu_config: GpuConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Trace, lower and compile TARGET once and show every stage.
@@ -100,7 +102,7 @@ def stages(
             transforms=parse_transform_options(transform),
             progress=_progress_line,
         )
-        placement = PlacementOptions(mesh, devices, topology)
+        placement = PlacementOptions(mesh, devices, topology, gpu_config)
         cases = load_cli_cases(shapes, arg, case, placement)
         if len(cases) > 1:
             _show_case_comparison(target, cases, options, output_format, debug)

@@ -1,4 +1,4 @@
-"""``jaxinspect topologies``: the TPU slices --topology can compile for from this host."""
+"""``jaxinspect topologies``: the TPU slices and GPU models --topology compiles for here."""
 
 import sys
 from typing import Annotated
@@ -20,7 +20,7 @@ def topologies(
     ] = OutputFormat.TABLE,
     debug: DebugOpt = False,
 ) -> None:
-    """List the TPU slices libtpu compiles for (needs jaxinspect[tpu]; no TPU needed)."""
+    """List the TPU slices (jaxinspect[tpu]) and NVIDIA GPUs (jaxinspect[cuda]) to compile for."""
     with errors_to_exit_codes(debug):
         from jaxinspect.pipeline.topology import list_slices
 

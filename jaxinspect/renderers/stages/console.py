@@ -140,7 +140,8 @@ def device_line(report: InspectionReport) -> str:
     count = len(report.devices)
     if report.topology is not None:
         chips = f"{count} × {report.device_kind}"
-        return f"{report.backend}  {chips} (topology {report.topology}: compiled here, not run)"
+        line = f"{report.backend}  {chips} (topology {report.topology}: compiled here, not run)"
+        return line if report.caveat is None else f"{line}\nnote: {report.caveat}"
     if count == 1:
         return f"{report.backend}  ({report.devices[0]})"
     first, last = (name.partition(" (")[0] for name in (report.devices[0], report.devices[-1]))

@@ -74,6 +74,7 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
             "kind": report.device_kind,
             "platform": report.backend,
             "topology": report.topology,
+            "caveat": report.caveat,
             "list": list(report.devices),
         },
         "mesh": None if report.mesh is None else dict(report.mesh),

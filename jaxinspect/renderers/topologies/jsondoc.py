@@ -9,7 +9,7 @@ from jaxinspect.reports.topologies import TopologiesReport
 
 #: The schema this document follows, and its version (a test checks that they agree).
 SCHEMA = "topologies.schema.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def render_topologies_json(report: TopologiesReport) -> str:
@@ -18,7 +18,8 @@ def render_topologies_json(report: TopologiesReport) -> str:
 
 
 def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
-    """The document: libtpu's version, the accepted slices, the refused names, the sources."""
+    """The document: libtpu's version, the accepted slices, the refused names, the sources,
+    the GPU models and what is missing."""
     return {
         "schema_version": SCHEMA_VERSION,
         "libtpu_version": report.libtpu_version,
@@ -36,4 +37,16 @@ def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
         ],
         "refused": list(report.refused),
         "sources": list(report.sources),
+        "gpus": [
+            {
+                "name": g.name,
+                "kind": g.kind,
+                "hbm_bytes_per_gpu": g.hbm_bytes,
+                "hbm_bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
+                "compute_capability": g.compute_capability,
+                "source": g.source,
+            }
+            for g in report.gpus
+        ],
+        "notes": list(report.notes),
     }
