@@ -45,7 +45,16 @@ class UserStacks:
     @property
     def labels(self) -> dict[str, tuple[str, ...]]:
         """``file:line function`` of each frame, innermost first."""
-        return {name: tuple(map(frame_label, chain)) for name, chain in self.chains.items()}
+        # Thousands of instructions share a few hundred stacks (one per jaxpr equation of a
+        # layer): label each distinct stack once (relpath is slow enough to show at 96 layers).
+        memo: dict[tuple[SourceLocation, ...], tuple[str, ...]] = {}
+        out = {}
+        for name, chain in self.chains.items():
+            labels = memo.get(chain)
+            if labels is None:
+                labels = memo[chain] = tuple(map(frame_label, chain))
+            out[name] = labels
+        return out
 
     def frames_used(self) -> set[SourceLocation]:
         """Every distinct frame of every stack."""
