@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import random
 import subprocess
@@ -18,6 +19,7 @@ from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.hlocount import count_hlo, counts_after, fusion_calls
+from jaxinspect.snapshot.linematch import _aligned
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 from jaxinspect.snapshot.store import load_sides
 from jaxinspect.snapshot.textdiff import diff_lines, text_hunks, unified_hunks
@@ -134,6 +136,7 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
 _FORKED = r"""
 import sys
 from jaxinspect.snapshot import background
+from jaxinspect.snapshot.linematch import _aligned
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 
 old = open(sys.argv[1]).read()
@@ -143,6 +146,7 @@ a, b, _ = loose_pair(old, new, meanwhile=lambda: print("meanwhile"))
 assert a.summary.ops == (("hlo", text_op_counts("hlo", old)),)
 assert b.summary.ops == (("hlo", text_op_counts("hlo", new)),)
 
+import difflib
 import os
 assert background.in_background(lambda text: os.getpid(), old)() != os.getpid()  # it forked
 
@@ -233,3 +237,18 @@ def test_undecodable_new_file_is_a_usage_error_naming_it(
     result = run_cli("diff", tmp_path / "old.txt", tmp_path / "new.txt")
     assert result.exit_code == 2
     assert f"{tmp_path / 'new.txt'}: cannot read" in result.stderr
+
+
+# Lines of two alphabets: the first few occur on both sides, the rest on one side only.
+region = st.lists(st.sampled_from(["}", "", "a", "b", "c", "d", "e", "f"]), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(region, region)
+def test_squeezed_alignment_equals_difflib_on_whole_region(a: list[str], b: list[str]) -> None:
+    # Runs of lines found on one side only are folded before difflib aligns a changed
+    # region (and the result cached by shape); the blocks must be difflib's on the whole.
+    b = [line.upper() if line in "def" and line else line for line in b]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+    assert _aligned(a, b, len(a), len(b)) == (expected if a and b else [])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
 # Changed regions whose line-count product is at most this are aligned by difflib.
@@ -191,8 +192,44 @@ def _aligned(a: list[str], b: list[str], p: int, q: int) -> list[tuple[int, int,
     """Equal lines inside a changed region, exactly when it is small, else none."""
     if p == 0 or q == 0 or p * q > _DIFFLIB_LIMIT:
         return []
-    matcher = difflib.SequenceMatcher(None, a[:p], b[:q], autojunk=False)
-    return [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+    a_short, a_at = _squeezed(a[:p], set(b[:q]), "a")
+    b_short, b_at = _squeezed(b[:q], set(a[:p]), "b")
+    return [(a_at[x], b_at[y], n) for x, y, n in _squeezed_blocks(a_short, b_short)]
+
+
+@lru_cache(maxsize=256)
+def _squeezed_blocks(
+    a: tuple[object, ...], b: tuple[object, ...]
+) -> tuple[tuple[int, int, int], ...]:
+    # Cached: the copies of one repeated computation, renamed alike (every layer after an
+    # added instruction), squeeze to the same pair, and are aligned once.
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return tuple((x, y, n) for x, y, n in matcher.get_matching_blocks() if n)
+
+
+def _squeezed(lines: list[str], other: set[str], side: str) -> tuple[tuple[object, ...], list[int]]:
+    """``lines`` with each run of lines absent from ``other`` folded into one unmatched token,
+    and where each kept item starts in ``lines``.
+
+    A renamed computation is a region of hundreds of lines of which only ``}`` and a few
+    name-free lines occur on both sides; difflib's cost grows with the lines it walks. The
+    lines that can match keep their order and adjacency, and a folded run (a token equal to
+    nothing, unlike any line: ``(side, its place)``) still separates them, so difflib finds
+    the same blocks, with the same ties, as on the whole region.
+    """
+    short: list[object] = []
+    at: list[int] = []
+    folding = False
+    for index, line in enumerate(lines):
+        if line in other:
+            short.append(line)
+            at.append(index)
+            folding = False
+        elif not folding:
+            short.append((side, len(short)))  # a tuple never equals a line (a str)
+            at.append(index)
+            folding = True
+    return tuple(short), at
 
 
 def _chars(lines: list[str], count: int) -> int:
