@@ -146,27 +146,38 @@ def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int
 
 def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tuple[int, int] | None:
     # ``a``/``b`` hold all remaining lines or at least _RESYNC_RUN past the window, so
-    # their lengths stand for the texts' ends below.
-    run = _RESYNC_RUN
-    first_b: dict[str, list[int]] = {}
+    # their lengths stand for the texts' ends below. The texts agree again at ``(p, q)`` if
+    # ``_RESYNC_RUN`` lines match there (or the texts end together after fewer): the runs
+    # are the keys, so each ``p`` costs one look-up, however often its line occurs.
+    at: dict[tuple[str, ...], list[int]] = {}
+    seen: dict[str, int] = {}
     for q in range(b_hi):
-        first_b.setdefault(b[q], []).append(q)
+        line = b[q]
+        rank = seen.get(line, 0)
+        seen[line] = rank + 1
+        # Only the nearest occurrences of a line: one like "}" must not make this quadratic.
+        if rank < _MAX_CANDIDATES:
+            at.setdefault(_run_at(b, q), []).append(q)
     best: tuple[int, int] | None = None
     best_cost = a_hi + b_hi + 1
     for p in range(a_hi):
         if p >= best_cost:
             break
-        # Only the nearest occurrences: a line like "}" must not make this quadratic.
-        for q in first_b.get(a[p], ())[:_MAX_CANDIDATES]:
-            cost = p + q
-            if cost >= best_cost:
-                break
-            # The texts agree again if the next lines match too (or the texts end together).
-            n = min(run, len(a) - p, len(b) - q)
-            if a[p : p + n] == b[q : q + n] and (n == run or (p + n == len(a) and q + n == len(b))):
-                best, best_cost = (p, q), cost
-                break
+        found = at.get(_run_at(a, p))
+        if found is not None and p + found[0] < best_cost:
+            best, best_cost = (p, found[0]), p + found[0]
     return best
+
+
+_END = ("\n",)  # a run cut short by the text's end (no line holds a newline)
+
+
+def _run_at(lines: list[str], start: int) -> tuple[str, ...]:
+    """The ``_RESYNC_RUN`` lines from ``start``, or those left and the end of the text."""
+    stop = start + _RESYNC_RUN
+    if stop <= len(lines):
+        return tuple(lines[start:stop])
+    return (*lines[start:], *_END)
 
 
 def _region_changes(
