@@ -58,9 +58,10 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     """``plain`` (a line diff) redone with the old text's names rewritten where values match."""
     if not plain.changes:
         return StructuralDiff(plain, 0, (), (), ())
-    parse, rename = _DIALECTS.get(stage, (None, None))
-    if parse is None or rename is None:
+    dialect, rename = _DIALECTS.get(stage, (None, None))
+    if dialect is None or rename is None:
         return StructuralDiff(plain, 0, (), (), ())
+    parse = _memoized(dialect)
     if not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
@@ -77,6 +78,20 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     renamed_text = "\n".join(a_lines)
     final = diff_lines(renamed_text, plain.b)
     return _outcome(final, sum(1 for k, v in mapping.items() if k != v), parse)
+
+
+def _memoized(parse: Callable[[str], _Line]) -> Callable[[str], _Line]:
+    """``parse`` once per distinct line: both sides share the unchanged lines of a changed
+    computation, and the removed and added lines are read again for the outcome."""
+    seen: dict[str, _Line] = {}
+
+    def parsed(text: str) -> _Line:
+        line = seen.get(text)
+        if line is None:
+            line = seen[text] = parse(text)
+        return line
+
+    return parsed
 
 
 def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
