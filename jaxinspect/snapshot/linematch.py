@@ -151,8 +151,12 @@ def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tupl
     # are the keys, so each ``p`` costs one look-up, however often its line occurs.
     at: dict[tuple[str, ...], list[int]] = {}
     seen: dict[str, int] = {}
+    # A line on one side only cannot start an agreement (most lines of a renamed region).
+    a_lines = set(a[:a_hi])
     for q in range(b_hi):
         line = b[q]
+        if line not in a_lines:
+            continue
         rank = seen.get(line, 0)
         seen[line] = rank + 1
         # Only the nearest occurrences of a line: one like "}" must not make this quadratic.
@@ -163,6 +167,8 @@ def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tupl
     for p in range(a_hi):
         if p >= best_cost:
             break
+        if a[p] not in seen:
+            continue
         found = at.get(_run_at(a, p))
         if found is not None and p + found[0] < best_cost:
             best, best_cost = (p, found[0]), p + found[0]
