@@ -159,6 +159,7 @@ class _Side:
             elif lines[i] == "}":
                 current = None
         self._memo: dict[str, int] = {}
+        self._users_memo: dict[str, int] = {}
         self._users: dict[str, list[str]] | None = None
         self._scopes: dict[str | None, list[str]] | None = None
 
@@ -192,12 +193,16 @@ class _Side:
 
     def users_signature(self, name: str) -> int:
         """The signatures of the values that use ``name``: tells equal values apart by use."""
+        if name in self._users_memo:  # asked by two tie-breaks, for every value of a bucket
+            return self._users_memo[name]
         if self._users is None:
             self._users = {}
             for line in self.parsed.values():
                 for ref in line.refs:
                     self._users.setdefault(ref, []).extend(line.defs)
-        return hash(tuple(sorted(self.signature(u) for u in self._users.get(name, ()))))
+        value = hash(tuple(sorted(self.signature(u) for u in self._users.get(name, ()))))
+        self._users_memo[name] = value
+        return value
 
     def order(self) -> list[str]:
         """Defined names, in text order."""
