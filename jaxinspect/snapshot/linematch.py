@@ -22,6 +22,7 @@ from itertools import accumulate
 _DIFFLIB_LIMIT = 250_000
 # Lines that must agree after a difference before the texts count as back in step.
 _RESYNC_RUN = 3
+_QUICK_WINDOW = 8
 _FIRST_WINDOW = 64
 _MAX_CANDIDATES = 32
 # Characters compared by the first probe of an equal stretch; later probes double up to the
@@ -130,6 +131,15 @@ def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int
     Nearest means the smallest ``p + q`` found within a window that quadruples until a point
     is found or both texts are exhausted (then ``p``, ``q`` are all their remaining lines).
     """
+    # Most changes are a line or two: look near first. An agreement closer than the quick
+    # window (``p + q`` below it) is the nearest in any larger one too, since every nearer
+    # point (and every as near with a smaller ``p``) lies inside the quick window.
+    a_lines = take_lines(a, pa, _QUICK_WINDOW + _RESYNC_RUN)
+    b_lines = take_lines(b, pb, _QUICK_WINDOW + _RESYNC_RUN)
+    a_hi, b_hi = min(len(a_lines), _QUICK_WINDOW), min(len(b_lines), _QUICK_WINDOW)
+    best = _nearest_agreement(a_lines, b_lines, a_hi, b_hi)
+    if best is not None and best[0] + best[1] < _QUICK_WINDOW:
+        return a_lines, b_lines, best[0], best[1]
     window = _FIRST_WINDOW
     while True:
         # A few lines past the window let an agreement found at its edge be confirmed.
