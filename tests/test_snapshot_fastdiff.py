@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.snapshot import linematch
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.hlocount import count_hlo, counts_after, fusion_calls
-from jaxinspect.snapshot import linematch
-from jaxinspect.snapshot.linematch import _aligned
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 from jaxinspect.snapshot.store import load_sides
 from jaxinspect.snapshot.textdiff import diff_lines, text_hunks, unified_hunks
@@ -137,8 +136,6 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
 _FORKED = r"""
 import sys
 from jaxinspect.snapshot import background
-from jaxinspect.snapshot import linematch
-from jaxinspect.snapshot.linematch import _aligned
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 
 old = open(sys.argv[1]).read()
@@ -148,7 +145,6 @@ a, b, _ = loose_pair(old, new, meanwhile=lambda: print("meanwhile"))
 assert a.summary.ops == (("hlo", text_op_counts("hlo", old)),)
 assert b.summary.ops == (("hlo", text_op_counts("hlo", new)),)
 
-import difflib
 import os
 assert background.in_background(lambda text: os.getpid(), old)() != os.getpid()  # it forked
 
@@ -253,7 +249,7 @@ def test_squeezed_alignment_equals_difflib_on_whole_region(a: list[str], b: list
     b = [line.upper() if line in "def" and line else line for line in b]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
-    assert _aligned(a, b, len(a), len(b)) == (expected if a and b else [])
+    assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])
 
 
 @settings(max_examples=200, deadline=None)
