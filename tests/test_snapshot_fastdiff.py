@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import random
 import subprocess
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.snapshot import linematch
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.hlocount import count_hlo, counts_after, fusion_calls
@@ -233,3 +235,46 @@ def test_undecodable_new_file_is_a_usage_error_naming_it(
     result = run_cli("diff", tmp_path / "old.txt", tmp_path / "new.txt")
     assert result.exit_code == 2
     assert f"{tmp_path / 'new.txt'}: cannot read" in result.stderr
+
+
+# Lines of two alphabets: the first few occur on both sides, the rest on one side only.
+region = st.lists(st.sampled_from(["}", "", "a", "b", "c", "d", "e", "f"]), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(region, region)
+def test_squeezed_alignment_equals_difflib_on_whole_region(a: list[str], b: list[str]) -> None:
+    # Runs of lines found on one side only are folded before difflib aligns a changed
+    # region (and the result cached by shape); the blocks must be difflib's on the whole.
+    b = [line.upper() if line in "def" and line else line for line in b]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+    assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "}", "", "x = 1"]), min_size=1, max_size=60), region)
+def test_quick_resync_finds_what_the_full_window_finds(base: list[str], noise: list[str]) -> None:
+    # The nearest agreement is first looked for in a small window; it must be the one the
+    # full window finds (monkeypatch.setattr would not reset between hypothesis examples).
+    rng = random.Random(len(base) * 31 + len(noise))
+    edited = list(base)
+    for line in noise:
+        edited.insert(rng.randrange(len(edited) + 1), line.upper())
+    a, b = "".join(f"{x}\n" for x in base), "".join(f"{x}\n" for x in edited)
+    quick = linematch.line_changes(a, b)
+    saved, linematch._QUICK_WINDOW = linematch._QUICK_WINDOW, 0
+    try:
+        assert quick == linematch.line_changes(a, b)
+    finally:
+        linematch._QUICK_WINDOW = saved
+
+
+def test_quick_resync_defers_to_a_nearer_agreement_outside_it() -> None:
+    # Inside the quick window the texts agree at (5, 5), but nine inserted lines then the old
+    # text, (0, 9), are nearer: the diff is one insertion.
+    old = [f"L{i}" for i in range(30)]
+    new = ["n0", "n1", "n2", "n3", "n4", "L5", "L6", "L7", "n8", *old]
+    a, b = "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
+    [change] = linematch.line_changes(a, b)
+    assert (change.a_lo, change.a_hi, change.b_lo, change.b_hi) == (0, 0, 0, 9)

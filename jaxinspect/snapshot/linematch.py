@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
 # Changed regions whose line-count product is at most this are aligned by difflib.
 _DIFFLIB_LIMIT = 250_000
 # Lines that must agree after a difference before the texts count as back in step.
 _RESYNC_RUN = 3
+_QUICK_WINDOW = 8
 _FIRST_WINDOW = 64
 _MAX_CANDIDATES = 32
 # Characters compared by the first probe of an equal stretch; later probes double up to the
@@ -129,6 +131,15 @@ def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int
     Nearest means the smallest ``p + q`` found within a window that quadruples until a point
     is found or both texts are exhausted (then ``p``, ``q`` are all their remaining lines).
     """
+    # Most changes are a line or two: look near first. An agreement closer than the quick
+    # window (``p + q`` below it) is the nearest in any larger one too, since every nearer
+    # point (and every as near with a smaller ``p``) lies inside the quick window.
+    a_lines = take_lines(a, pa, _QUICK_WINDOW + _RESYNC_RUN)
+    b_lines = take_lines(b, pb, _QUICK_WINDOW + _RESYNC_RUN)
+    a_hi, b_hi = min(len(a_lines), _QUICK_WINDOW), min(len(b_lines), _QUICK_WINDOW)
+    best = _nearest_agreement(a_lines, b_lines, a_hi, b_hi)
+    if best is not None and best[0] + best[1] < _QUICK_WINDOW:
+        return a_lines, b_lines, best[0], best[1]
     window = _FIRST_WINDOW
     while True:
         # A few lines past the window let an agreement found at its edge be confirmed.
@@ -145,27 +156,44 @@ def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int
 
 def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tuple[int, int] | None:
     # ``a``/``b`` hold all remaining lines or at least _RESYNC_RUN past the window, so
-    # their lengths stand for the texts' ends below.
-    run = _RESYNC_RUN
-    first_b: dict[str, list[int]] = {}
+    # their lengths stand for the texts' ends below. The texts agree again at ``(p, q)`` if
+    # ``_RESYNC_RUN`` lines match there (or the texts end together after fewer): the runs
+    # are the keys, so each ``p`` costs one look-up, however often its line occurs.
+    at: dict[tuple[str, ...], list[int]] = {}
+    seen: dict[str, int] = {}
+    # A line on one side only cannot start an agreement (most lines of a renamed region).
+    a_lines = set(a[:a_hi])
     for q in range(b_hi):
-        first_b.setdefault(b[q], []).append(q)
+        line = b[q]
+        if line not in a_lines:
+            continue
+        rank = seen.get(line, 0)
+        seen[line] = rank + 1
+        # Only the nearest occurrences of a line: one like "}" must not make this quadratic.
+        if rank < _MAX_CANDIDATES:
+            at.setdefault(_run_at(b, q), []).append(q)
     best: tuple[int, int] | None = None
     best_cost = a_hi + b_hi + 1
     for p in range(a_hi):
         if p >= best_cost:
             break
-        # Only the nearest occurrences: a line like "}" must not make this quadratic.
-        for q in first_b.get(a[p], ())[:_MAX_CANDIDATES]:
-            cost = p + q
-            if cost >= best_cost:
-                break
-            # The texts agree again if the next lines match too (or the texts end together).
-            n = min(run, len(a) - p, len(b) - q)
-            if a[p : p + n] == b[q : q + n] and (n == run or (p + n == len(a) and q + n == len(b))):
-                best, best_cost = (p, q), cost
-                break
+        if a[p] not in seen:
+            continue
+        found = at.get(_run_at(a, p))
+        if found is not None and p + found[0] < best_cost:
+            best, best_cost = (p, found[0]), p + found[0]
     return best
+
+
+_END = ("\n",)  # a run cut short by the text's end (no line holds a newline)
+
+
+def _run_at(lines: list[str], start: int) -> tuple[str, ...]:
+    """The ``_RESYNC_RUN`` lines from ``start``, or those left and the end of the text."""
+    stop = start + _RESYNC_RUN
+    if stop <= len(lines):
+        return tuple(lines[start:stop])
+    return (*lines[start:], *_END)
 
 
 def _region_changes(
@@ -191,8 +219,44 @@ def _aligned(a: list[str], b: list[str], p: int, q: int) -> list[tuple[int, int,
     """Equal lines inside a changed region, exactly when it is small, else none."""
     if p == 0 or q == 0 or p * q > _DIFFLIB_LIMIT:
         return []
-    matcher = difflib.SequenceMatcher(None, a[:p], b[:q], autojunk=False)
-    return [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+    a_short, a_at = _squeezed(a[:p], set(b[:q]), "a")
+    b_short, b_at = _squeezed(b[:q], set(a[:p]), "b")
+    return [(a_at[x], b_at[y], n) for x, y, n in _squeezed_blocks(a_short, b_short)]
+
+
+@lru_cache(maxsize=256)
+def _squeezed_blocks(
+    a: tuple[object, ...], b: tuple[object, ...]
+) -> tuple[tuple[int, int, int], ...]:
+    # Cached: the copies of one repeated computation, renamed alike (every layer after an
+    # added instruction), squeeze to the same pair, and are aligned once.
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return tuple((x, y, n) for x, y, n in matcher.get_matching_blocks() if n)
+
+
+def _squeezed(lines: list[str], other: set[str], side: str) -> tuple[tuple[object, ...], list[int]]:
+    """``lines`` with each run of lines absent from ``other`` folded into one unmatched token,
+    and where each kept item starts in ``lines``.
+
+    A renamed computation is a region of hundreds of lines of which only ``}`` and a few
+    name-free lines occur on both sides; difflib's cost grows with the lines it walks. The
+    lines that can match keep their order and adjacency, and a folded run (a token equal to
+    nothing, unlike any line: ``(side, its place)``) still separates them, so difflib finds
+    the same blocks, with the same ties, as on the whole region.
+    """
+    short: list[object] = []
+    at: list[int] = []
+    folding = False
+    for index, line in enumerate(lines):
+        if line in other:
+            short.append(line)
+            at.append(index)
+            folding = False
+        elif not folding:
+            short.append((side, len(short)))  # a tuple never equals a line (a str)
+            at.append(index)
+            folding = True
+    return tuple(short), at
 
 
 def _chars(lines: list[str], count: int) -> int:

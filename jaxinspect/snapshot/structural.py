@@ -58,9 +58,10 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     """``plain`` (a line diff) redone with the old text's names rewritten where values match."""
     if not plain.changes:
         return StructuralDiff(plain, 0, (), (), ())
-    parse, rename = _DIALECTS.get(stage, (None, None))
-    if parse is None or rename is None:
+    dialect, rename = _DIALECTS.get(stage, (None, None))
+    if dialect is None or rename is None:
         return StructuralDiff(plain, 0, (), (), ())
+    parse = _memoized(dialect)
     if not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
@@ -77,6 +78,20 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     renamed_text = "\n".join(a_lines)
     final = diff_lines(renamed_text, plain.b)
     return _outcome(final, sum(1 for k, v in mapping.items() if k != v), parse)
+
+
+def _memoized(parse: Callable[[str], _Line]) -> Callable[[str], _Line]:
+    """``parse`` once per distinct line: both sides share the unchanged lines of a changed
+    computation, and the removed and added lines are read again for the outcome."""
+    seen: dict[str, _Line] = {}
+
+    def parsed(text: str) -> _Line:
+        line = seen.get(text)
+        if line is None:
+            line = seen[text] = parse(text)
+        return line
+
+    return parsed
 
 
 def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
@@ -144,6 +159,7 @@ class _Side:
             elif lines[i] == "}":
                 current = None
         self._memo: dict[str, int] = {}
+        self._users_memo: dict[str, int] = {}
         self._users: dict[str, list[str]] | None = None
         self._scopes: dict[str | None, list[str]] | None = None
 
@@ -177,12 +193,16 @@ class _Side:
 
     def users_signature(self, name: str) -> int:
         """The signatures of the values that use ``name``: tells equal values apart by use."""
+        if name in self._users_memo:  # asked by two tie-breaks, for every value of a bucket
+            return self._users_memo[name]
         if self._users is None:
             self._users = {}
             for line in self.parsed.values():
                 for ref in line.refs:
                     self._users.setdefault(ref, []).extend(line.defs)
-        return hash(tuple(sorted(self.signature(u) for u in self._users.get(name, ()))))
+        value = hash(tuple(sorted(self.signature(u) for u in self._users.get(name, ()))))
+        self._users_memo[name] = value
+        return value
 
     def order(self) -> list[str]:
         """Defined names, in text order."""
