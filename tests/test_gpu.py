@@ -371,3 +371,36 @@ def test_the_plugin_s_import_lines_stay_off_stderr(tmp_path: Path) -> None:
         )
         assert run.returncode == 0 and run.stderr == "", run.stderr
     assert driverless or plain.stderr == ""  # on a GPU host there is nothing to catch
+
+
+@needs_plugin
+def test_passes_report_and_recompile_on_8_h100(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    step = (f"{SAMPLES / 'sharded.py'}:train_step", "-s", SAMPLES / "sharded_dp.yaml")
+    passes = run_cli("passes", *step, "--topology", "h100:8")
+    assert passes.exit_code == 0, passes.stderr
+    assert "triton-gemm-rewriter" in passes.stdout  # the GPU compiler's own pipeline
+    assert passes.stdout.count("XLA did not autotune") == 1
+    out = tmp_path / "step.html"
+    report = run_cli("report", *step, "--topology", "h100:8", "-o", out)
+    assert report.exit_code == 0, report.stderr
+    html = out.read_text()
+    assert "gemm_fusion_dot.3" in html and "gemm_fusion_dot.7" in html  # Triton GEMM fusions
+    assert "8 × NVIDIA H100 80GB HBM3" in html and "h100:8 (compiled here, not run)" in html
+    assert html.count("XLA did not autotune") == 1  # the caveat, under the devices
+    # Two batch sizes through one jitted function on the eight GPUs: two compilations.
+    spec = tmp_path / "batches.yaml"
+    params = "{w1: 'f32[784,256]', b1: 'f32[256]', w2: 'f32[256,10]', b2: 'f32[10]'}"
+    spec.write_text(
+        "cases:\n"
+        + "".join(
+            f"  b{n}:\n    mesh: {{data: 8}}\n"
+            f"    args: {{params: {params}, x: 'f32[{n}@data,784]'}}\n"
+            for n in (128, 64)
+        )
+    )
+    doc = _json(
+        run_cli, "recompile", f"{SAMPLES / 'mlp.py'}:predict", "-s", spec, "--topology", "h100:8"
+    )
+    assert [c["name"] for c in doc["cases"]] == ["b128", "b64"]
+    assert [c["compiled"] for c in doc["cases"]] == [True, True]
+    assert doc["total_compiles"] == 2 and doc["backend"] == "gpu"
