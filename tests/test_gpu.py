@@ -371,3 +371,65 @@ def test_the_plugin_s_import_lines_stay_off_stderr(tmp_path: Path) -> None:
         )
         assert run.returncode == 0 and run.stderr == "", run.stderr
     assert driverless or plain.stderr == ""  # on a GPU host there is nothing to catch
+
+
+@needs_plugin
+def test_passes_report_and_recompile_on_8_h100(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    step = (f"{SAMPLES / 'sharded.py'}:train_step", "-s", SAMPLES / "sharded_dp.yaml")
+    passes = run_cli("passes", *step, "--topology", "h100:8")
+    assert passes.exit_code == 0, passes.stderr
+    assert "triton-gemm-rewriter" in passes.stdout  # the GPU compiler's own pipeline
+    assert passes.stdout.count("XLA did not autotune") == 1
+    out = tmp_path / "step.html"
+    report = run_cli("report", *step, "--topology", "h100:8", "-o", out)
+    assert report.exit_code == 0, report.stderr
+    html = out.read_text()
+    assert "gemm_fusion_dot.3" in html and "gemm_fusion_dot.7" in html  # Triton GEMM fusions
+    assert "8 × NVIDIA H100 80GB HBM3" in html and "h100:8 (compiled here, not run)" in html
+    assert html.count("XLA did not autotune") == 1  # the caveat, under the devices
+    # Two batch sizes through one jitted function on the eight GPUs: two compilations.
+    spec = tmp_path / "batches.yaml"
+    params = "{w1: 'f32[784,256]', b1: 'f32[256]', w2: 'f32[256,10]', b2: 'f32[10]'}"
+    spec.write_text(
+        "cases:\n"
+        + "".join(
+            f"  b{n}:\n    mesh: {{data: 8}}\n"
+            f"    args: {{params: {params}, x: 'f32[{n}@data,784]'}}\n"
+            for n in (128, 64)
+        )
+    )
+    doc = _json(
+        run_cli, "recompile", f"{SAMPLES / 'mlp.py'}:predict", "-s", spec, "--topology", "h100:8"
+    )
+    assert [c["name"] for c in doc["cases"]] == ["b128", "b64"]
+    assert [c["compiled"] for c in doc["cases"]] == [True, True]
+    assert doc["total_compiles"] == 2 and doc["backend"] == "gpu"
+
+
+@needs_plugin
+def test_cublas_calls_are_flagged_not_counted_in_cost(tmp_path: Path) -> None:
+    # Triton GEMMs off (XLA_FLAGS: the CLI has no compiler options), XLA calls cuBLAS for
+    # the MLP's matmuls. The CPU client's HLO cost analysis has no model of a custom call:
+    # each is a row with null FLOPs and a reason, and the totals say they are a lower bound.
+    # (The command docs/gpu.md shows: its XLA_FLAGS= prefix keeps test_docs_commands off it.)
+    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_gpu_enable_triton_gemm=false"}
+    mlp = [f"{SAMPLES / 'mlp.py'}:predict", "-s", str(SAMPLES / "mlp.yaml")]
+    run = subprocess.run(
+        [sys.executable, "-m", "jaxinspect", "cost", *mlp, "--topology", "h100:1", "-f", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    cost = doc["cost"]
+    calls = [op for op in cost["ops"] if op["custom_call_target"] == "__cublas$lt$matmul"]
+    assert len(calls) == 2  # one per layer, bias and relu in cuBLASLt's epilogue
+    assert all(op["flops"] is None and op["counted"] is False for op in calls)
+    flagged = {row["instruction"]: row["reason"] for row in cost["not_counted"]}
+    assert {op["name"] for op in calls} <= set(flagged)
+    assert all("'__cublas$lt$matmul': XLA has no cost model" in r for r in flagged.values())
+    assert cost["loop_aware"]["lower_bound"] is True
+    assert cost["flops"] is None and "sentinel" in doc["unavailable"]["cost.flops"]

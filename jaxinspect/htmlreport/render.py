@@ -77,6 +77,8 @@ def _header(data: ReportData) -> str:
     ]
     if src.topology:
         rows.append(("topology", f"{src.topology} (compiled here, not run)"))
+    if src.caveat:  # a GPU compiled without one: kernel choices are not autotuned
+        rows.append(("note", src.caveat))
     if src.mesh:
         rows.append(("mesh", " × ".join(f"{k}={v}" for k, v in src.mesh)))
     return _kv(rows)

@@ -26,6 +26,7 @@ from jaxinspect.jaxapi import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT
 from jaxinspect.pipeline.backend import select_device
 from jaxinspect.pipeline.frames import hide_tool_frames
 from jaxinspect.pipeline.placement import place, reserve_devices
+from jaxinspect.pipeline.topology import topology_devices
 from jaxinspect.pipeline.usercode import user_code
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
 from jaxinspect.reports.failures import case_failure
@@ -84,7 +85,11 @@ def run_sweep(
     target = loaded.ref.spec
     function = transform_target(loaded, transforms).function
     reserve_devices([spec for _, spec in cases], backend)
-    platform = select_device(backend).platform
+    # A case on a TPU slice or GPUs compiled for from here names their platform, not the host's.
+    topology = next((spec.topology for _, spec in cases if spec.topology), None)
+    platform = (
+        select_device(backend) if topology is None else topology_devices(topology)[0]
+    ).platform
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
         resolver = Resolver()  # one per sweep: equal factory calls share their statics
