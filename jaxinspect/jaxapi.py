@@ -329,7 +329,7 @@ def register_cuda_topology() -> None:
     """
     import functools
 
-    import jax_plugins.xla_cuda12 as plugin  # type: ignore[import-not-found]
+    import jax_plugins.xla_cuda12 as plugin
     from jax._src import xla_bridge
     from jax._src.lib import xla_client
 
