@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_cost_measure.py
 	$(BIN)/python tests/benchmarks/bench_passes.py
 	$(BIN)/python tests/benchmarks/bench_scale.py
+	$(BIN)/python tests/benchmarks/bench_report_graph.py 96
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
