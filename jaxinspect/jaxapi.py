@@ -19,6 +19,8 @@ from jaxinspect.errors import JaxInspectError
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+#: Where JAX logs a failing host callback's full traceback before raising it to the caller.
+CALLBACK_LOGGER = "jax._src.callback"
 #: jax.monitoring events of the persistent compilation cache (``jax._src.compiler``).
 CACHE_REQUEST_EVENT = "/jax/compilation_cache/compile_requests_use_cache"
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"

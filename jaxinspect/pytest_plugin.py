@@ -5,7 +5,7 @@ module imports no jax; the fixture does, when a test calls it. Snapshots live in
 ``__jaxinspect__/`` next to each test file (syrupy, often installed beside us, owns
 ``__snapshots__/`` and deletes what it does not know there). At the end of a session one line
 counts them, and snapshot folders no test uses any more fail the session, or are deleted with
-``--jaxinspect-update``: judged only from a complete record (``jaxinspect.pytest_record``),
+``--jaxinspect-update``: judged only from a complete record (``jaxinspect.snapshot.pytest_record``),
 once, in pytest-xdist's controller when it distributes the tests.
 """
 
@@ -18,10 +18,15 @@ from typing import Any
 
 import pytest
 
-from jaxinspect.pytest_record import WORKER_KEY, SessionRecord
-from jaxinspect.pytest_snapshot import UPDATE_FLAG, SnapshotAssertion, loaded_target, spec_of
 from jaxinspect.snapshot.foldernames import snapshot_folder_name
 from jaxinspect.snapshot.hygiene import Judgement, Removal, module_folder
+from jaxinspect.snapshot.pytest_record import WORKER_KEY, SessionRecord
+from jaxinspect.snapshot.pytest_snapshot import (
+    UPDATE_FLAG,
+    SnapshotAssertion,
+    loaded_target,
+    spec_of,
+)
 
 __all__ = ["snapshot_folder_name"]
 
@@ -187,7 +192,7 @@ class _SnapshotSession:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """``jaxinspect snapshots: N unchanged, M written, K failed, U unused``, and what to do."""
-        from jaxinspect.pytest_summary import summary_lines
+        from jaxinspect.snapshot.pytest_summary import summary_lines
 
         if self.worker:
             return

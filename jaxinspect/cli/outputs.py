@@ -15,11 +15,15 @@ from jaxinspect.errors import UsageError
 
 #: The path that means standard output.
 STDOUT = "-"
+#: Names of this process's standard output. While a command runs, file descriptor 1 points
+#: at stderr (the user's prints go there; cli/capture.py), so opening one of these by name
+#: would put the report on stderr: they mean ``-``.
+_STDOUT_NAMES = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 
 
 def is_stdout(path: Path) -> bool:
-    """Whether the option named standard output (``-o -``)."""
-    return str(path) == STDOUT
+    """Whether the option named standard output (``-o -``, ``-o /dev/stdout``)."""
+    return str(path) == STDOUT or str(path) in _STDOUT_NAMES
 
 
 def output_path(path: Path, option: str, *, stdout_ok: bool = True, why: str = "") -> Path:
@@ -36,6 +40,6 @@ def output_path(path: Path, option: str, *, stdout_ok: bool = True, why: str = "
     """
     if is_stdout(path):
         if stdout_ok:
-            return path
+            return Path(STDOUT)
         raise UsageError(f"{option} -: {why}", hint="Name a path instead of -.")
     return path.absolute()

@@ -8,6 +8,8 @@ import sysconfig
 import traceback
 from pathlib import Path
 
+from jaxinspect.jaxapi import CALLBACK_LOGGER
+
 #: Most frames of the user's code a failure lists (the first and the last ones).
 MAX_FRAMES = 20
 
@@ -23,8 +25,6 @@ _LIBRARY_DIRS = tuple(
 )
 
 
-#: Where JAX logs a failing host callback's full traceback before raising it to the caller.
-_CALLBACK_LOGGER = "jax._src.callback"
 _FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]*)", line \d+, in ')
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
 
@@ -35,7 +35,7 @@ def show_callback_tracebacks(show: bool) -> None:
     The failure itself reaches the user as the execute stage's error, with the user's frames
     (``format_user_failure``); the log repeats it with every JAX frame.
     """
-    logging.getLogger(_CALLBACK_LOGGER).disabled = not show
+    logging.getLogger(CALLBACK_LOGGER).disabled = not show
 
 
 def is_user_frame(filename: str) -> bool:

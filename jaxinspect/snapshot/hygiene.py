@@ -1,7 +1,7 @@
 """Which stored fixture snapshots no test uses any more, and deleting them without collateral.
 
 The pytest fixture stores ``<test dir>/__jaxinspect__/<module>/<test>[+<name>]/``. Given the
-modules a session ran completely (the plugin decides that, see ``jaxinspect.pytest_record``), a
+modules a session ran completely (the plugin decides that, see ``pytest_record``), a
 folder is *unused* when no call claimed it and no test that could own it failed or was
 skipped; a module folder whose test file no longer exists holds only unused snapshots. A
 symbolic link is never followed: it is not judged, and is named instead. Deleting removes the

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from jaxinspect.pytest_record import SessionRecord
 from jaxinspect.snapshot.foldernames import snapshot_folder_name
+from jaxinspect.snapshot.pytest_record import SessionRecord
 
 UPDATE_FLAG = "--jaxinspect-update"
 _MAX_FAILURE_LINES = 120

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jaxinspect.pytest_snapshot import UPDATE_FLAG
+from jaxinspect.snapshot.pytest_snapshot import UPDATE_FLAG
 
 if TYPE_CHECKING:
     from jaxinspect.pytest_plugin import _SnapshotSession
