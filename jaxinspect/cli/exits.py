@@ -1,19 +1,74 @@
-"""Errors to messages and exit codes, for every command (imports neither typer nor jax).
+"""Errors and command outcomes to messages and exit codes (imports neither typer nor jax).
 
-Commands end with ``SystemExit``: typer passes it through, and so does this handler, which
-turns jaxinspect's own errors into one message on stderr and bugs into a traceback. The whole
-mapping, signals and closed pipes included, is in docs/exit-codes.md.
+A command returns an ``Outcome`` (or nothing: exit 0) and ``run_command`` ends it with the
+code the outcome maps to; typer passes that ``SystemExit`` through, and so does the handler,
+which turns jaxinspect's own errors into one message on stderr and bugs into a traceback. The
+whole mapping, signals and closed pipes included, is in docs/exit-codes.md.
 """
 
 import errno
+import functools
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from dataclasses import dataclass
+from typing import NoReturn, ParamSpec
 
 from jaxinspect.cli.interrupts import sigint_received
 from jaxinspect.cli.streams import describe_os_error, is_closed_pipe, print_error, silence_stdout
 from jaxinspect.errors import ExitCode, JaxInspectError
+from jaxinspect.reports.failures import worst_exit_code
+
+P = ParamSpec("P")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command that ran to its end found, for its exit code (``outcome_exit_code``).
+
+    Attributes:
+        differences: A comparison found a change, or a gate failed (``--fail-on``,
+            ``--max-compiles``, a latency baseline).
+        failures: The exit codes of the cases or targets that failed while the others ran
+            on; their errors are on stderr already.
+    """
+
+    differences: bool = False
+    failures: tuple[ExitCode, ...] = ()
+
+
+def outcome_exit_code(outcome: Outcome | None) -> ExitCode:
+    """The worst failure's code, else 1 for differences, else 0 (also for no outcome)."""
+    if outcome is None:
+        return ExitCode.OK
+    found = ExitCode.DIFFERENCES if outcome.differences else ExitCode.OK
+    return worst_exit_code([found, *outcome.failures])
+
+
+def run_command(body: Callable[[], Outcome | None], debug: bool) -> None:
+    """Run a command's ``body`` under ``errors_to_exit_codes``; exit with its outcome's code.
+
+    Returns when the code is 0 (typer then exits 0); raises ``SystemExit`` otherwise.
+    """
+    with errors_to_exit_codes(debug):
+        outcome = body()
+    code = outcome_exit_code(outcome)
+    if code:
+        raise SystemExit(int(code))
+
+
+def exits_by_outcome(command: Callable[P, Outcome | None]) -> Callable[P, None]:
+    """``command`` (a typer command with a ``debug`` option) run by ``run_command``.
+
+    typer reads the options from ``command``'s own signature (``functools.wraps``).
+    """
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        run_command(lambda: command(*args, **kwargs), bool(kwargs.get("debug", False)))
+
+    return run
+
 
 #: OSErrors that describe the machine, not a bug: a full or read-only disk, no permission.
 ENVIRONMENT_ERRNOS = frozenset(

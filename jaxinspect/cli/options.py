@@ -1,11 +1,10 @@
-"""Options, spec loading and error handling shared by every command (no jax import here)."""
+"""Options, spec loading and the option types shared by commands (no jax import here)."""
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jaxinspect.cli.exits import errors_to_exit_codes as errors_to_exit_codes
 from jaxinspect.cli.formats import AUDIENCE, ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import MAX_DEVICES

@@ -1,4 +1,4 @@
-"""End a sweep whose cases failed: each error on stderr, naming its case; the worst exit code."""
+"""Report a sweep's failed cases: each error on stderr, naming its case, and their exit codes."""
 
 from __future__ import annotations
 
@@ -9,24 +9,23 @@ from typing import TYPE_CHECKING
 from jaxinspect.cli.streams import print_error
 
 if TYPE_CHECKING:
+    from jaxinspect.errors import ExitCode
     from jaxinspect.reports.failures import CaseFailure
 
 
-def exit_for_failed_cases(
-    failures: Sequence[tuple[str, CaseFailure]], *, total: int, debug: bool, code: int = 0
-) -> None:
-    """After the report is printed: one error per failed case, then exit with the worst code.
+def report_failed_cases(
+    failures: Sequence[tuple[str, CaseFailure]], *, total: int, debug: bool
+) -> tuple[ExitCode, ...]:
+    """After the report is printed: one error per failed case, then a line that counts them.
 
     Args:
         failures: ``(case name, failure)`` of every failed case, in spec order.
         total: How many cases the sweep ran, failed ones included.
         debug: Also print each failure's full Python traceback (``--debug``).
-        code: The exit code the sweep has without its failures (1 for an exceeded gate).
 
-    Returns only when there is nothing to report (no failure and ``code`` 0).
+    Returns:
+        The failures' exit codes, for the command's ``Outcome`` (``cli/exits.py`` decides).
     """
-    from jaxinspect.reports.failures import worst_exit_code
-
     hints: list[str] = []
     for name, failure in failures:
         if debug and failure.exception is not None:
@@ -40,6 +39,4 @@ def exit_for_failed_cases(
         names = ", ".join(n for n, _ in failures)
         others = "none ran to the end" if len(failures) >= total else "the others ran"
         print_error(f"{len(failures)} of {total} cases failed ({names}); {others}")
-    worst = worst_exit_code([code, *(f.exit_code for _, f in failures)])
-    if worst:
-        raise SystemExit(int(worst))
+    return tuple(failure.exit_code for _, failure in failures)

@@ -8,28 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    MaxInputBytesOpt,
-    MeshOpt,
-    SeedOpt,
-    ShapesOpt,
-    TargetArg,
-    TimeoutOpt,
-    errors_to_exit_codes,
-    format_option,
-)
-from jaxinspect.errors import ExitCode, SpecError, UsageError
+from jaxinspect.cli.options import MaxInputBytesOpt, SeedOpt, TimeoutOpt, format_option
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
+from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
     from jaxinspect.bench.jobs import SpecSource
     from jaxinspect.bench.runner import Notice, Progress
+    from jaxinspect.errors import ExitCode
     from jaxinspect.reports.bench import BenchReport
 
 
@@ -41,12 +30,9 @@ def register(app: typer.Typer) -> None:
     app.command(name="bench")(bench)
 
 
+@run_inputs_command(without=("topology", "gpu_config"))
 def bench(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    case: CaseOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
@@ -112,10 +98,7 @@ def bench(
         ),
     ] = False,
     timeout: TimeoutOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    debug: DebugOpt = False,
-) -> None:
+) -> Outcome:
     """Time TARGET's first call from cold processes and its cached calls in a steady state.
 
     With several specs (--compare, or a spec with `cases:`), a spec that fails is a row with
@@ -124,11 +107,8 @@ def bench(
     from jaxinspect.bench.children import forward_sigterm, stop_children
     from jaxinspect.pipeline.timing.deadline import run_deadline
 
-    with (
-        errors_to_exit_codes(debug),
-        forward_sigterm(),
-        run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children),
-    ):
+    target, backend = inputs.target, inputs.backend
+    with forward_sigterm(), run_deadline(timeout, hint=_TIMEOUT_HINT, on_expire=stop_children):
         from jaxinspect.bench.baseline import check_identity, load_baseline, parse_gate_rules
         from jaxinspect.bench.runner import BenchOptions, run_bench
 
@@ -142,7 +122,7 @@ def bench(
 
             save = output_path(save, "--save", stdout_ok=False, why="stdout carries the report")
         stored = None if baseline is None else load_baseline(baseline)
-        sources = _sources(shapes, arg, case, compare, tuple(donate or ()), mesh, devices)
+        sources = _sources(inputs, compare, tuple(donate or ()))
         main, others = sources[0], sources[1:]
         identity = None if allow_other_baseline else stored
         if identity is not None:  # before anything is measured
@@ -156,7 +136,7 @@ def bench(
             max_input_bytes=max_input_bytes,
             backend=backend,
             compilation_cache=compilation_cache,
-            debug=debug,
+            debug=inputs.debug,
             gate=save is not None or baseline is not None,
         )
         with _progress_bar() as (progress, notice):
@@ -190,26 +170,22 @@ def bench(
 
             save_baseline(save, baseline_document(report))
             print(f"jaxinspect: wrote the latency baseline {save}", file=sys.stderr)
-        _exit_for_failures(report, debug)
-        if verdict is not None:
-            for note in verdict.environment_notes:
-                print(f"note: the baseline was measured elsewhere: {note}", file=sys.stderr)
-            if verdict.failed:
-                raise SystemExit(int(ExitCode.DIFFERENCES))
+        failures = _report_failures(report, inputs.debug)
+        if failures or verdict is None:  # a failed spec's exit code outranks the gate's
+            return Outcome(failures=failures)
+        for note in verdict.environment_notes:
+            print(f"note: the baseline was measured elsewhere: {note}", file=sys.stderr)
+        return Outcome(differences=verdict.failed)
 
 
 def _sources(
-    shapes: str | None,
-    arg: list[str] | None,
-    case: str | None,
-    compare: list[str] | None,
-    donate: tuple[str, ...],
-    mesh: str | None = None,
-    devices: int | None = None,
+    inputs: RunInputs, compare: list[str] | None, donate: tuple[str, ...]
 ) -> "tuple[SpecSource, ...]":
     """The main spec (every case of it) and each --compare spec, in order."""
     from jaxinspect.bench.jobs import SpecSource, spec_sources
 
+    shapes, arg, case = inputs.shapes, inputs.arg, inputs.case
+    mesh, devices = inputs.mesh, inputs.devices
     if shapes is not None and arg:
         raise UsageError("give either --shapes SPEC or --arg options, not both")
     if arg:
@@ -228,12 +204,12 @@ def _sources(
     return sources
 
 
-def _exit_for_failures(report: "BenchReport", debug: bool) -> None:
-    """Name every spec that failed on stderr and exit with the worst exit code of them."""
-    from jaxinspect.cli.sweep_exit import exit_for_failed_cases
+def _report_failures(report: "BenchReport", debug: bool) -> "tuple[ExitCode, ...]":
+    """Name every spec that failed on stderr; their exit codes."""
+    from jaxinspect.cli.sweep_exit import report_failed_cases
 
     failures = [(f.spec, f.failure) for f in report.failures]
-    exit_for_failed_cases(failures, total=len(report.outcomes), debug=debug)
+    return report_failed_cases(failures, total=len(report.outcomes), debug=debug)
 
 
 def _render(report: Any, output_format: OutputFormat, verdict: Any) -> None:

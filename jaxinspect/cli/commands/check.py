@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from jaxinspect.cli.commands.diff import DEFAULT_CONTEXT, FORMATS, write_text_diffs
+from jaxinspect.cli.exits import Outcome, exits_by_outcome
 from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 from jaxinspect.cli.options import (
     ColorOpt,
@@ -15,7 +16,6 @@ from jaxinspect.cli.options import (
     DebugOpt,
     FailOnOpt,
     TextDiffOpt,
-    errors_to_exit_codes,
     format_option,
 )
 from jaxinspect.errors import ExitCode
@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
     app.command(name="check")(check)
 
 
+@exits_by_outcome
 def check(
     update: Annotated[
         bool, typer.Option("--update", help="Write new and changed snapshots, remove stale ones.")
@@ -58,57 +59,54 @@ def check(
         ),
     ] = None,
     debug: DebugOpt = False,
-) -> None:
+) -> Outcome:
     """Snapshot every manifest target and compare with the stored ones. Exit 1 on a change.
 
     A target whose code fails is an `error` row; the others are still checked, then exit 3.
     """
-    with errors_to_exit_codes(debug):
-        from jaxinspect.snapshot.check import run_check
-        from jaxinspect.snapshot.manifest import find_manifest, load_manifest
-        from jaxinspect.snapshot.shard import parse_shard
-        from jaxinspect.snapshot.thresholds import parse_rules
+    from jaxinspect.snapshot.check import run_check
+    from jaxinspect.snapshot.manifest import find_manifest, load_manifest
+    from jaxinspect.snapshot.shard import parse_shard
+    from jaxinspect.snapshot.thresholds import parse_rules
 
-        share = None if shard is None else parse_shard(shard)
-        workers = jobs or os.cpu_count() or 1
-        loaded = load_manifest(manifest if manifest is not None else find_manifest(Path.cwd()))
-        rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
-        where = "" if share is None else f" (shard {share})"
-        with _progress(f"checking {len(loaded.targets)} target(s){where} …"):
-            report = run_check(
-                loaded,
-                rules,
-                update=update,
-                context=context,
-                jobs=workers,
-                shard=share,
-                structural=text_diff is TextDiffMode.STRUCTURAL,
-            )
-        for note in report.notes:
-            print(f"note: {note}", file=sys.stderr)
-        if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.snapshot.jsondoc import render_check_json
+    share = None if shard is None else parse_shard(shard)
+    workers = jobs or os.cpu_count() or 1
+    loaded = load_manifest(manifest if manifest is not None else find_manifest(Path.cwd()))
+    rules = parse_rules(fail_on if fail_on is not None else loaded.fail_on)
+    where = "" if share is None else f" (shard {share})"
+    with _progress(f"checking {len(loaded.targets)} target(s){where} …"):
+        report = run_check(
+            loaded,
+            rules,
+            update=update,
+            context=context,
+            jobs=workers,
+            shard=share,
+            structural=text_diff is TextDiffMode.STRUCTURAL,
+        )
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if output_format is OutputFormat.JSON:
+        from jaxinspect.renderers.snapshot.jsondoc import render_check_json
 
-            sys.stdout.write(render_check_json(report))
-        elif output_format is OutputFormat.MARKDOWN:
-            from jaxinspect.renderers.snapshot.markdown import render_check_markdown
+        sys.stdout.write(render_check_json(report))
+    elif output_format is OutputFormat.MARKDOWN:
+        from jaxinspect.renderers.snapshot.markdown import render_check_markdown
 
-            sys.stdout.write(render_check_markdown(report))
-        else:
-            from jaxinspect.renderers.snapshot.console import render_check
-            from jaxinspect.renderers.stdout import stdout_console
+        sys.stdout.write(render_check_markdown(report))
+    else:
+        from jaxinspect.renderers.snapshot.console import render_check
+        from jaxinspect.renderers.stdout import stdout_console
 
-            console = stdout_console()
-            console.print(render_check(report))
-            if text:
-                diffs = [r.diff for r in report.results if r.diff is not None]
-                write_text_diffs(console, diffs, color)
-        for failed in report.errors:  # every target was reported; the user's code failed
-            print(f"Error: {failed.error}", file=sys.stderr)
-        if report.errors:
-            raise SystemExit(int(ExitCode.TARGET_FAILED))
-        if report.failed:
-            raise SystemExit(int(ExitCode.DIFFERENCES))
+        console = stdout_console()
+        console.print(render_check(report))
+        if text:
+            diffs = [r.diff for r in report.results if r.diff is not None]
+            write_text_diffs(console, diffs, color)
+    for failed in report.errors:  # every target was reported; the user's code failed
+        print(f"Error: {failed.error}", file=sys.stderr)
+    failures = tuple(ExitCode.TARGET_FAILED for _ in report.errors)
+    return Outcome(differences=report.failed, failures=failures)
 
 
 def _progress(message: str) -> Any:

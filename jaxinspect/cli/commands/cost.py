@@ -7,23 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TimeoutOpt,
-    TopologyOpt,
-    errors_to_exit_codes,
-    format_option,
-    load_cli_spec,
-)
+from jaxinspect.cli.options import TimeoutOpt, format_option
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
@@ -57,11 +42,9 @@ def register(app: typer.Typer) -> None:
     app.command(name="cost")(cost)
 
 
+@run_inputs_command()
 def cost(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
@@ -114,18 +97,13 @@ def cost(
             "least) for a program slower than 0.5 s a run.",
         ),
     ] = None,
-    case: CaseOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
+    *,
     timeout: TimeoutOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
     from jaxinspect.pipeline.timing.deadline import run_deadline
 
-    with errors_to_exit_codes(debug), run_deadline(timeout, hint=_TIMEOUT_HINT):
+    with run_deadline(timeout, hint=_TIMEOUT_HINT):
         # Every mistake in the options is found before anything is compiled or measured.
         profile = _profile(device, peak_flops, peak_bandwidth)
         if sort is SortKey.TIME and profile is None:
@@ -134,11 +112,10 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
-        spec = load_cli_spec(
-            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
-        )
         runs = (measure_runs, measure)
-        report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
+        report = _analyse(
+            inputs.target, inputs.spec(), inputs.backend, sort.value, profile, user_code, runs
+        )
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxinspect.cli.exits import errors_to_exit_codes
+from jaxinspect.cli.exits import Outcome, run_command
 from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
-from jaxinspect.errors import ExitCode
 
 if TYPE_CHECKING:
     import typer
@@ -147,29 +146,29 @@ def _value(field: str, text: str) -> object:
 
 def run_diff(args: DiffArgs) -> None:
     """Compare two snapshots and print the report; ``SystemExit(1)`` if they differ."""
-    with errors_to_exit_codes(args.debug):
-        from jaxinspect.snapshot.compare import diff_snapshots
-        from jaxinspect.snapshot.store import load_sides
-        from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+    run_command(lambda: _compare(args), args.debug)
 
-        rules = parse_rules(args.fail_on)
-        # Import the renderer while a large loose HLO pair is being counted in the background.
-        a, b, line_diffs = load_sides(
-            args.old, args.new, lambda: renderer_module(args.output_format)
-        )
-        result = diff_snapshots(
-            a,
-            b,
-            str(args.old),
-            str(args.new),
-            args.context,
-            line_diffs,
-            structural=args.text_diff is TextDiffMode.STRUCTURAL,
-        )
-        verdict = evaluate(rules, result)
-        _print_diff(result, verdict, args.output_format, args.text, args.color)
-        if verdict.failed:
-            raise SystemExit(int(ExitCode.DIFFERENCES))
+
+def _compare(args: DiffArgs) -> Outcome:
+    from jaxinspect.snapshot.compare import diff_snapshots
+    from jaxinspect.snapshot.store import load_sides
+    from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+
+    rules = parse_rules(args.fail_on)
+    # Import the renderer while a large loose HLO pair is being counted in the background.
+    a, b, line_diffs = load_sides(args.old, args.new, lambda: renderer_module(args.output_format))
+    result = diff_snapshots(
+        a,
+        b,
+        str(args.old),
+        str(args.new),
+        args.context,
+        line_diffs,
+        structural=args.text_diff is TextDiffMode.STRUCTURAL,
+    )
+    verdict = evaluate(rules, result)
+    _print_diff(result, verdict, args.output_format, args.text, args.color)
+    return Outcome(differences=verdict.failed)
 
 
 def renderer_module(output_format: OutputFormat) -> object:

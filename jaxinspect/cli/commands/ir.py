@@ -11,22 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from jaxinspect.cli.commands.stages import inspect_with_status, parse_transform_options
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TopologyOpt,
-    TransformOpt,
-    errors_to_exit_codes,
-    load_cli_spec,
-)
+from jaxinspect.cli.options import TransformOpt
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 from jaxinspect.reports.sections import IR_STAGES
 
@@ -51,16 +37,9 @@ def _stablehlo_with_locations(target: str, spec: Any, options: Any) -> str:
 
 def _single_stage_command(name: str, title: str) -> Callable[..., None]:
     def command(
-        target: TargetArg,
-        shapes: ShapesOpt = None,
-        arg: ArgOpt = None,
-        backend: BackendOpt = None,
+        inputs: RunInputs,
         transform: TransformOpt = None,
-        case: CaseOpt = None,
-        mesh: MeshOpt = None,
-        devices: DevicesOpt = None,
-        topology: TopologyOpt = None,
-        gpu_config: GpuConfigOpt = None,
+        *,
         debug_info: Annotated[
             bool,
             typer.Option(
@@ -68,30 +47,26 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
                 help="stablehlo only: print loc(...) source locations, for Model Explorer.",
             ),
         ] = False,
-        debug: DebugOpt = False,
     ) -> None:
-        with errors_to_exit_codes(debug):
-            from jaxinspect.pipeline.inspection import InspectOptions
+        from jaxinspect.pipeline.inspection import InspectOptions
 
-            options = InspectOptions(
-                backend=backend,
-                sections=(name,),
-                execute=False,
-                transforms=parse_transform_options(transform),
-            )
-            if debug_info and name != "stablehlo":
-                raise UsageError("--debug-info is for `jaxinspect stablehlo`")
-            spec = load_cli_spec(
-                shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
-            )
-            if debug_info:
-                text = _stablehlo_with_locations(target, spec, options)
-            else:
-                report = inspect_with_status(target, spec, options)
-                stage = report.stage(name)
-                assert stage is not None  # the pipeline ran up to this stage or raised
-                text = stage.text
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        options = InspectOptions(
+            backend=inputs.backend,
+            sections=(name,),
+            execute=False,
+            transforms=parse_transform_options(transform),
+        )
+        if debug_info and name != "stablehlo":
+            raise UsageError("--debug-info is for `jaxinspect stablehlo`")
+        spec = inputs.spec()
+        if debug_info:
+            text = _stablehlo_with_locations(inputs.target, spec, options)
+        else:
+            report = inspect_with_status(inputs.target, spec, options)
+            stage = report.stage(name)
+            assert stage is not None  # the pipeline ran up to this stage or raised
+            text = stage.text
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
     command.__doc__ = f"Print the {title} of TARGET as plain text (pipeable)."
-    return command
+    return run_inputs_command()(command)

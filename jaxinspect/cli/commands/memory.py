@@ -6,22 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TopologyOpt,
-    errors_to_exit_codes,
-    format_option,
-    load_cli_spec,
-)
+from jaxinspect.cli.options import format_option
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 
 if TYPE_CHECKING:
     from jaxinspect.cost.profiles import DeviceProfile
@@ -34,11 +20,9 @@ def register(app: typer.Typer) -> None:
     app.command(name="memory")(memory)
 
 
+@run_inputs_command()
 def memory(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
@@ -61,34 +45,24 @@ def memory(
             "name its innermost line. Default: the target's folder.",
         ),
     ] = None,
-    case: CaseOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
 ) -> None:
     """The buffers live at TARGET's memory peak and live bytes over XLA's schedule."""
-    with errors_to_exit_codes(debug):
-        profile = None
-        if device is not None:
-            from jaxinspect.cost.profiles import find_profile
+    profile = None
+    if device is not None:
+        from jaxinspect.cost.profiles import find_profile
 
-            profile = find_profile(device)
-        spec = load_cli_spec(
-            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
-        )
-        report = _analyse(target, spec, backend, profile, user_code)
-        if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.memory.jsondoc import render_memory_json
+        profile = find_profile(device)
+    report = _analyse(inputs.target, inputs.spec(), inputs.backend, profile, user_code)
+    if output_format is OutputFormat.JSON:
+        from jaxinspect.renderers.memory.jsondoc import render_memory_json
 
-            sys.stdout.write(render_memory_json(report))
-        else:
-            from jaxinspect.renderers.memory.console import TOP_ROWS, render_memory
-            from jaxinspect.renderers.stdout import stdout_console
+        sys.stdout.write(render_memory_json(report))
+    else:
+        from jaxinspect.renderers.memory.console import TOP_ROWS, render_memory
+        from jaxinspect.renderers.stdout import stdout_console
 
-            rows = TOP_ROWS if top is None else (top or None)
-            stdout_console().print(render_memory(report, top=rows))
+        rows = TOP_ROWS if top is None else (top or None)
+        stdout_console().print(render_memory(report, top=rows))
 
 
 def _analyse(

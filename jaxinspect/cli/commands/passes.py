@@ -6,23 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TopologyOpt,
-    TransformOpt,
-    errors_to_exit_codes,
-    format_option,
-    load_cli_spec,
-)
+from jaxinspect.cli.options import TransformOpt, format_option
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
@@ -35,11 +20,9 @@ def register(app: typer.Typer) -> None:
     app.command(name="passes")(passes)
 
 
+@run_inputs_command()
 def passes(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
@@ -56,32 +39,22 @@ def passes(
         bool, typer.Option("--all", help="List the snapshots that changed nothing too.")
     ] = False,
     transform: TransformOpt = None,
-    case: CaseOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
 ) -> None:
     """XLA's passes over TARGET's module, from StableHLO to the scheduled module, in order."""
-    with errors_to_exit_codes(debug):
-        if diff is not None and output_format is OutputFormat.JSON:
-            raise UsageError("--diff prints a unified diff; leave out --format json")
-        spec = load_cli_spec(
-            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
-        )
-        report = _analyse(target, spec, backend, transform)
-        if diff is not None:
-            _print_diff(report, diff)
-        elif output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.passes.jsondoc import render_passes_json
+    if diff is not None and output_format is OutputFormat.JSON:
+        raise UsageError("--diff prints a unified diff; leave out --format json")
+    report = _analyse(inputs.target, inputs.spec(), inputs.backend, transform)
+    if diff is not None:
+        _print_diff(report, diff)
+    elif output_format is OutputFormat.JSON:
+        from jaxinspect.renderers.passes.jsondoc import render_passes_json
 
-            sys.stdout.write(render_passes_json(report))
-        else:
-            from jaxinspect.renderers.passes.console import render_passes
-            from jaxinspect.renderers.stdout import stdout_console
+        sys.stdout.write(render_passes_json(report))
+    else:
+        from jaxinspect.renderers.passes.console import render_passes
+        from jaxinspect.renderers.stdout import stdout_console
 
-            stdout_console().print(render_passes(report, every=show_all))
+        stdout_console().print(render_passes(report, every=show_all))
 
 
 def _analyse(

@@ -5,29 +5,16 @@ from typing import Annotated
 
 import typer
 
+from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import (
-    BackendOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TopologyOpt,
-    TransformOpt,
-    apply_placement,
-    errors_to_exit_codes,
-    format_option,
-)
-from jaxinspect.errors import ExitCode, UsageError
+from jaxinspect.cli.options import PlacementOptions, TransformOpt, apply_placement, format_option
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
+from jaxinspect.errors import UsageError
 
 
+@run_inputs_command(without=("arg", "case"))
 def recompile(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     transform: TransformOpt = None,
     case: Annotated[
         list[str] | None,
@@ -44,63 +31,52 @@ def recompile(
         bool,
         typer.Option("--keys", help="Show every cache-key component, not only those that differ."),
     ] = False,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
-) -> None:
+) -> Outcome:
     """Send every case of the spec through ONE jitted TARGET; count and explain compilations.
 
     A case that fails is a row with its error; the others still run, and the command exits
     with the worst exit code (of the failures, and 1 when --max-compiles is exceeded).
     """
-    with errors_to_exit_codes(debug):
-        if shapes is None:
-            raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
-        from jaxinspect.cli.sweep_exit import exit_for_failed_cases
-        from jaxinspect.inputs.cases import load_spec_cases
-        from jaxinspect.inputs.target import load_target
-        from jaxinspect.inputs.transforms import parse_transforms
-        from jaxinspect.pipeline.placement import reserve_devices
-        from jaxinspect.recompile.sweep import run_sweep
-        from jaxinspect.renderers.recompile.console import render_sweep_console
-        from jaxinspect.renderers.recompile.jsondoc import render_sweep_json
+    if inputs.shapes is None:
+        raise UsageError("recompile needs --shapes SPEC, ideally with several `cases:`")
+    from jaxinspect.cli.sweep_exit import report_failed_cases
+    from jaxinspect.inputs.cases import load_spec_cases
+    from jaxinspect.inputs.target import load_target
+    from jaxinspect.inputs.transforms import parse_transforms
+    from jaxinspect.pipeline.placement import reserve_devices
+    from jaxinspect.recompile.sweep import run_sweep
+    from jaxinspect.renderers.recompile.console import render_sweep_console
+    from jaxinspect.renderers.recompile.jsondoc import render_sweep_json
 
-        transforms = parse_transforms(transform)
-        spec_file = load_spec_cases(shapes)
-        for name in case or ():
-            spec_file.select(name)  # an unknown name is a SpecError with suggestions
-        cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
-        placement = PlacementOptions(mesh, devices, topology, gpu_config)
-        if placement != PlacementOptions():
-            cases = tuple((name, apply_placement(spec, placement)) for name, spec in cases)
-        reserve_devices([spec for _, spec in cases], backend)  # before the target's import
-        report = run_sweep(
-            load_target(target),
-            cases,
-            backend=backend,
-            transforms=transforms,
-            max_compiles=max_compiles,
-        )
-        if output_format is OutputFormat.JSON:
-            sys.stdout.write(render_sweep_json(report))
-        else:
-            from jaxinspect.renderers.stdout import stdout_console
+    transforms = parse_transforms(transform)
+    spec_file = load_spec_cases(inputs.shapes)
+    for name in case or ():
+        spec_file.select(name)  # an unknown name is a SpecError with suggestions
+    cases = tuple(c for c in spec_file.cases if not case or c[0] in case)
+    if inputs.placement != PlacementOptions():
+        cases = tuple((name, apply_placement(spec, inputs.placement)) for name, spec in cases)
+    reserve_devices([spec for _, spec in cases], inputs.backend)  # before the target's import
+    report = run_sweep(
+        load_target(inputs.target),
+        cases,
+        backend=inputs.backend,
+        transforms=transforms,
+        max_compiles=max_compiles,
+    )
+    if output_format is OutputFormat.JSON:
+        sys.stdout.write(render_sweep_json(report))
+    else:
+        from jaxinspect.renderers.stdout import stdout_console
 
-            stdout_console().print(render_sweep_console(report, all_keys=keys))
-        if report.exceeded:
-            typer.echo(
-                f"jaxinspect: {report.total_compiles} compilations, over --max-compiles "
-                f"{max_compiles}",
-                err=True,
-            )
-        exit_for_failed_cases(
-            [(failed.name, failed.error) for failed in report.failures],
-            total=len(report.cases),
-            debug=debug,
-            code=ExitCode.DIFFERENCES if report.exceeded else ExitCode.OK,
+        stdout_console().print(render_sweep_console(report, all_keys=keys))
+    if report.exceeded:
+        typer.echo(
+            f"jaxinspect: {report.total_compiles} compilations, over --max-compiles {max_compiles}",
+            err=True,
         )
+    failed = [(failure.name, failure.error) for failure in report.failures]
+    codes = report_failed_cases(failed, total=len(report.cases), debug=inputs.debug)
+    return Outcome(differences=report.exceeded, failures=codes)
 
 
 def register(app: typer.Typer) -> None:

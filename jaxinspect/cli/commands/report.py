@@ -7,21 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
-    MeshOpt,
-    PlacementOptions,
-    ShapesOpt,
-    TargetArg,
-    TopologyOpt,
-    errors_to_exit_codes,
-    load_cli_spec,
-)
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 
 
 def register(app: typer.Typer) -> None:
@@ -29,14 +15,12 @@ def register(app: typer.Typer) -> None:
     app.command(name="report")(report)
 
 
+@run_inputs_command()
 def report(
-    target: TargetArg,
+    inputs: RunInputs,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="The HTML file to write (- for stdout).")
     ],
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    backend: BackendOpt = None,
     device: Annotated[
         str | None,
         typer.Option(help="Roofline and memory fit against a built-in device profile (h100...)."),
@@ -45,43 +29,34 @@ def report(
         bool,
         typer.Option("--measure", help="Time each op under JAX's profiler (sizes the graph)."),
     ] = False,
-    case: CaseOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
-    with errors_to_exit_codes(debug):
-        from jaxinspect.atomicfile import write_atomically
-        from jaxinspect.cli.outputs import is_stdout, output_path
-        from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
-        from jaxinspect.cost.profiles import find_profile
-        from jaxinspect.htmlreport.data import build_report_data
-        from jaxinspect.htmlreport.render import render_html
-        from jaxinspect.inputs.target import load_target
+    from jaxinspect.atomicfile import write_atomically
+    from jaxinspect.cli.outputs import is_stdout, output_path
+    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.cost.profiles import find_profile
+    from jaxinspect.htmlreport.data import build_report_data
+    from jaxinspect.htmlreport.render import render_html
+    from jaxinspect.inputs.target import load_target
 
-        destination = output_path(out, "--out")
-        profile = None if device is None else find_profile(device)
-        spec = load_cli_spec(
-            shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
+    destination = output_path(out, "--out")
+    profile = None if device is None else find_profile(device)
+    spec = inputs.spec()
+    loaded = load_target(inputs.target)
+    user = resolve_user_code([], loaded.source_file)
+    with frames_recorded(user):
+        data = build_report_data(
+            loaded,
+            spec,
+            backend=inputs.backend,
+            profile=profile,
+            user=user,
+            measure_runs=20 if measure else None,
         )
-        loaded = load_target(target)
-        user = resolve_user_code([], loaded.source_file)
-        with frames_recorded(user):
-            data = build_report_data(
-                loaded,
-                spec,
-                backend=backend,
-                profile=profile,
-                user=user,
-                measure_runs=20 if measure else None,
-            )
-        html = render_html(data)
-        if is_stdout(destination):
-            sys.stdout.write(html)
-            return
-        write_atomically(destination, html, what="the report")
-        size = len(html.encode("utf-8"))
-        print(f"jaxinspect: wrote {out} ({size / 1e6:.2f} MB)", file=sys.stderr)
+    html = render_html(data)
+    if is_stdout(destination):
+        sys.stdout.write(html)
+        return
+    write_atomically(destination, html, what="the report")
+    size = len(html.encode("utf-8"))
+    print(f"jaxinspect: wrote {out} ({size / 1e6:.2f} MB)", file=sys.stderr)

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from jaxinspect.cli.options import DebugOpt, TargetArg, errors_to_exit_codes
+from jaxinspect.cli.exits import exits_by_outcome
+from jaxinspect.cli.options import DebugOpt, TargetArg
 from jaxinspect.errors import UsageError
 
 
@@ -15,6 +16,7 @@ def register(app: typer.Typer) -> None:
     app.command(name="spec")(spec)
 
 
+@exits_by_outcome
 def spec(
     target: TargetArg,
     factory: Annotated[
@@ -44,20 +46,19 @@ def spec(
     Arrays in plain dicts and lists become leaves like f32[8,16]; other pytree nodes (a
     TrainState, an optimizer state, a module) become `from:` nodes with a `path:`.
     """
-    with errors_to_exit_codes(debug):
-        from jaxinspect.atomicfile import write_atomically
-        from jaxinspect.cli.outputs import is_stdout, output_path
-        from jaxinspect.inputs.specwriter import write_spec_text
-        from jaxinspect.inputs.target import load_target
+    from jaxinspect.atomicfile import write_atomically
+    from jaxinspect.cli.outputs import is_stdout, output_path
+    from jaxinspect.inputs.specwriter import write_spec_text
+    from jaxinspect.inputs.target import load_target
 
-        given = None if output is None or is_stdout(output) else output
-        dest = None if given is None else output_path(given, "--output")
-        text = write_spec_text(load_target(target), factory, _kwargs(kwarg), output=dest)
-        if dest is None:
-            sys.stdout.write(text)
-            return
-        write_atomically(dest, text, what="the spec")
-        typer.echo(f"wrote {given}", err=True)
+    given = None if output is None or is_stdout(output) else output
+    dest = None if given is None else output_path(given, "--output")
+    text = write_spec_text(load_target(target), factory, _kwargs(kwarg), output=dest)
+    if dest is None:
+        sys.stdout.write(text)
+        return
+    write_atomically(dest, text, what="the spec")
+    typer.echo(f"wrote {given}", err=True)
 
 
 def _kwargs(options: list[str] | None) -> dict[str, Any]:

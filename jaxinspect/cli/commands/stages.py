@@ -5,28 +5,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
-    ArgOpt,
-    BackendOpt,
-    CaseOpt,
-    DebugOpt,
-    DevicesOpt,
-    GpuConfigOpt,
     MaxInputBytesOpt,
-    MeshOpt,
-    PlacementOptions,
     SeedOpt,
-    ShapesOpt,
-    TargetArg,
     TimeoutOpt,
-    TopologyOpt,
     TransformOpt,
-    errors_to_exit_codes,
     format_option,
-    load_cli_cases,
-    rerun_inputs,
 )
+from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.pipeline.timing.deadline import run_deadline
@@ -46,11 +34,9 @@ def register(app: typer.Typer) -> None:
     app.command(name="stages")(stages)
 
 
+@run_inputs_command()
 def stages(
-    target: TargetArg,
-    shapes: ShapesOpt = None,
-    arg: ArgOpt = None,
-    backend: BackendOpt = None,
+    inputs: RunInputs,
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
     ] = OutputFormat.TABLE,
@@ -75,25 +61,19 @@ def stages(
         ),
     ] = False,
     transform: TransformOpt = None,
-    case: CaseOpt = None,
     timeout: TimeoutOpt = None,
-    mesh: MeshOpt = None,
-    devices: DevicesOpt = None,
-    topology: TopologyOpt = None,
-    gpu_config: GpuConfigOpt = None,
-    debug: DebugOpt = False,
-) -> None:
+) -> Outcome | None:
     """Trace, lower and compile TARGET once and show every stage.
 
     With a spec of several `cases:` and no --case, each case runs once and one table
     compares them (compile time, FLOPs, memory).
     """
-    with errors_to_exit_codes(debug), run_deadline(timeout, hint=_TIMEOUT_HINT):
+    with run_deadline(timeout, hint=_TIMEOUT_HINT):
         sections = _parse_sections(stage)
         from jaxinspect.pipeline.inspection import InspectOptions
 
         options = InspectOptions(
-            backend=backend,
+            backend=inputs.backend,
             sections=sections,
             execute=execute,
             runs=runs,
@@ -102,12 +82,10 @@ def stages(
             transforms=parse_transform_options(transform),
             progress=_progress_line,
         )
-        placement = PlacementOptions(mesh, devices, topology, gpu_config)
-        cases = load_cli_cases(shapes, arg, case, placement)
+        cases = inputs.cases()
         if len(cases) > 1:
-            _show_case_comparison(target, cases, options, output_format, debug)
-            return
-        report = inspect_with_status(target, cases[0][1], options)
+            return _show_case_comparison(inputs, cases, options, output_format)
+        report = inspect_with_status(inputs.target, cases[0][1], options)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.stages.jsondoc import render_json
 
@@ -116,16 +94,16 @@ def stages(
             from jaxinspect.renderers.stages.console import render_console
             from jaxinspect.renderers.stdout import stdout_console
 
-            rerun = rerun_inputs(shapes, arg, case, transform, backend, placement)
             stdout_console().print(
                 render_console(
                     report,
                     sections=sections,
                     max_lines=None if full else 40,
                     metadata=metadata,
-                    rerun=rerun,
+                    rerun=inputs.rerun(transform),
                 )
             )
+    return None
 
 
 def inspect_with_status(target: str, spec: "Spec", options: "InspectOptions") -> "InspectionReport":
@@ -149,25 +127,25 @@ def parse_transform_options(texts: list[str] | None) -> Any:
 
 
 def _show_case_comparison(
-    target: str,
+    inputs: RunInputs,
     cases: "tuple[tuple[str, Spec], ...]",
     options: "InspectOptions",
     output_format: OutputFormat,
-    debug: bool,
-) -> None:
-    """Inspect ``target`` per case and print one comparison (JSON or a table) to stdout.
+) -> Outcome:
+    """Inspect the target per case and print one comparison (JSON or a table) to stdout.
 
     A failed case is a row with its error; after the report every failure is printed on stderr,
     naming its case, and the command exits with the worst failure's exit code.
     """
     from rich.console import Console
 
-    from jaxinspect.cli.sweep_exit import exit_for_failed_cases
+    from jaxinspect.cli.sweep_exit import report_failed_cases
     from jaxinspect.pipeline.cases import compare_cases
     from jaxinspect.renderers.cases.console import render_cases_console
     from jaxinspect.renderers.cases.jsondoc import render_cases_json
     from jaxinspect.renderers.stdout import stdout_console
 
+    target = inputs.target
     with Console(stderr=True).status(f"inspecting {target} for {len(cases)} cases …"):
         comparison = compare_cases(target, cases, options)
     if output_format is OutputFormat.JSON:
@@ -175,7 +153,8 @@ def _show_case_comparison(
     else:
         stdout_console().print(render_cases_console(comparison))
     failed = [(case.name, case.error) for case in comparison.cases if case.error is not None]
-    exit_for_failed_cases(failed, total=len(comparison.cases), debug=debug)
+    codes = report_failed_cases(failed, total=len(comparison.cases), debug=inputs.debug)
+    return Outcome(failures=codes)
 
 
 def _progress_line(event: Any) -> None:

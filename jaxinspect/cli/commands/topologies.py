@@ -5,8 +5,9 @@ from typing import Annotated
 
 import typer
 
+from jaxinspect.cli.exits import exits_by_outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import DebugOpt, errors_to_exit_codes, format_option
+from jaxinspect.cli.options import DebugOpt, format_option
 
 
 def register(app: typer.Typer) -> None:
@@ -14,6 +15,7 @@ def register(app: typer.Typer) -> None:
     app.command(name="topologies")(topologies)
 
 
+@exits_by_outcome
 def topologies(
     output_format: Annotated[
         OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
@@ -21,16 +23,15 @@ def topologies(
     debug: DebugOpt = False,
 ) -> None:
     """List the TPU slices (jaxinspect[tpu]) and NVIDIA GPUs (jaxinspect[cuda]) to compile for."""
-    with errors_to_exit_codes(debug):
-        from jaxinspect.pipeline.topology import list_slices
+    from jaxinspect.pipeline.topology import list_slices
 
-        report = list_slices()
-        if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.topologies.jsondoc import render_topologies_json
+    report = list_slices()
+    if output_format is OutputFormat.JSON:
+        from jaxinspect.renderers.topologies.jsondoc import render_topologies_json
 
-            sys.stdout.write(render_topologies_json(report))
-        else:
-            from jaxinspect.renderers.stdout import stdout_console
-            from jaxinspect.renderers.topologies.console import render_topologies
+        sys.stdout.write(render_topologies_json(report))
+    else:
+        from jaxinspect.renderers.stdout import stdout_console
+        from jaxinspect.renderers.topologies.console import render_topologies
 
-            stdout_console().print(render_topologies(report))
+        stdout_console().print(render_topologies(report))
