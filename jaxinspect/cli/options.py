@@ -119,6 +119,10 @@ def format_option(*formats: OutputFormat) -> Any:
     )
 
 
+#: ``--format table|json``, what most commands print.
+TableOrJsonOpt = Annotated[OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)]
+
+
 @dataclass(frozen=True, slots=True)
 class PlacementOptions:
     """``--mesh``, ``--devices`` and ``--topology`` as given (``None``: the spec decides)."""

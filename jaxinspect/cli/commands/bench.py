@@ -10,7 +10,7 @@ import typer
 
 from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import MaxInputBytesOpt, SeedOpt, TimeoutOpt, format_option
+from jaxinspect.cli.options import MaxInputBytesOpt, SeedOpt, TableOrJsonOpt, TimeoutOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
@@ -33,9 +33,7 @@ def register(app: typer.Typer) -> None:
 @run_inputs_command(without=("topology", "gpu_config"))
 def bench(
     inputs: RunInputs,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     cold_runs: Annotated[
         int,
         typer.Option(min=1, max=1000, help="Fresh processes per cold round (min/median/max)."),

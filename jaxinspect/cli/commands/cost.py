@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import TimeoutOpt, format_option
+from jaxinspect.cli.options import TableOrJsonOpt, TimeoutOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
@@ -45,9 +45,7 @@ def register(app: typer.Typer) -> None:
 @run_inputs_command()
 def cost(
     inputs: RunInputs,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     by: Annotated[
         GroupBy, typer.Option(help="Main table: per op, or per source line, function or scope.")
     ] = GroupBy.OP,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import format_option
+from jaxinspect.cli.options import TableOrJsonOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 
 if TYPE_CHECKING:
@@ -23,9 +23,7 @@ def register(app: typer.Typer) -> None:
 @run_inputs_command()
 def memory(
     inputs: RunInputs,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     top: Annotated[
         int | None,
         typer.Option(

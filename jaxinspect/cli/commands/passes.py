@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import TransformOpt, format_option
+from jaxinspect.cli.options import TableOrJsonOpt, TransformOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
@@ -23,9 +23,7 @@ def register(app: typer.Typer) -> None:
 @run_inputs_command()
 def passes(
     inputs: RunInputs,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     diff: Annotated[
         str | None,
         typer.Option(

@@ -7,7 +7,7 @@ import typer
 
 from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import PlacementOptions, TransformOpt, apply_placement, format_option
+from jaxinspect.cli.options import PlacementOptions, TableOrJsonOpt, TransformOpt, apply_placement
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
@@ -24,9 +24,7 @@ def recompile(
         int | None,
         typer.Option(min=0, help="Exit 1 when the sweep compiles more often than this (CI)."),
     ] = None,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     keys: Annotated[
         bool,
         typer.Option("--keys", help="Show every cache-key component, not only those that differ."),

@@ -10,9 +10,9 @@ from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
     MaxInputBytesOpt,
     SeedOpt,
+    TableOrJsonOpt,
     TimeoutOpt,
     TransformOpt,
-    format_option,
 )
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
@@ -37,9 +37,7 @@ def register(app: typer.Typer) -> None:
 @run_inputs_command()
 def stages(
     inputs: RunInputs,
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     stage: Annotated[
         str | None,
         typer.Option(help=f"Comma-separated sections to show: {','.join(SECTIONS)}."),

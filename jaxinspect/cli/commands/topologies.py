@@ -1,13 +1,12 @@
 """``jaxinspect topologies``: the TPU slices and GPU models --topology compiles for here."""
 
 import sys
-from typing import Annotated
 
 import typer
 
 from jaxinspect.cli.exits import exits_by_outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import DebugOpt, format_option
+from jaxinspect.cli.options import DebugOpt, TableOrJsonOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -17,9 +16,7 @@ def register(app: typer.Typer) -> None:
 
 @exits_by_outcome
 def topologies(
-    output_format: Annotated[
-        OutputFormat, format_option(OutputFormat.TABLE, OutputFormat.JSON)
-    ] = OutputFormat.TABLE,
+    output_format: TableOrJsonOpt = OutputFormat.TABLE,
     debug: DebugOpt = False,
 ) -> None:
     """List the TPU slices (jaxinspect[tpu]) and NVIDIA GPUs (jaxinspect[cuda]) to compile for."""
