@@ -17,6 +17,10 @@ HISTOGRAM_BINS = 16
 def percentile(sorted_samples: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0-100) by linear interpolation between closest ranks.
 
+    ``statistics.quantiles(method="inclusive")`` interpolates the same way but rounds
+    differently (about half of its p10/p90/p99 differ in the last bit, which a saved
+    baseline would show) and refuses a single sample on Python 3.11.
+
     Raises:
         ValueError: ``sorted_samples`` is empty or ``q`` is outside [0, 100].
     """

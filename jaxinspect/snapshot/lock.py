@@ -3,6 +3,11 @@
 The lock is ``flock`` on ``<folder>/.jaxinspect-lock``: the kernel releases it when its holder
 dies, even by SIGKILL, so a lock is never stale. The file is removed on release; a waiter that
 locked a removed file notices (its inode is no longer the one at that name) and tries again.
+
+Not ``filelock``: its Unix lock also uses ``flock``, but opens the path with ``O_TRUNC``
+(emptying a file of the user's at that name, which this lock refuses to touch), follows a
+symlink there, and leaves the lock file behind; keeping the folder clean needs the inode
+check above in any case.
 """
 
 from __future__ import annotations
