@@ -438,7 +438,9 @@ def test_a_full_disk_is_exit_2_and_leaves_the_old_snapshot(stored: Path, tmp_pat
     _kill_after_commit(stored / "double", dest, moved=1)  # an interrupted write, too
     (tmp_path / "prog.py").write_text(textwrap.dedent(CHECK_PROGRAM).replace("2.0", "5.0"))
     result = subprocess.run(
-        [sys.executable, "-c", _FULL_DISK, "snapshot", f"{tmp_path}/prog.py:double"]
+        # -B: under the 200-byte limit a bytecode write is cut short without an error (FileIO
+        # writes once), and the truncated .pyc would break every later import of the package.
+        [sys.executable, "-B", "-c", _FULL_DISK, "snapshot", f"{tmp_path}/prog.py:double"]
         + ["--arg", "x=f32[4]", "--out", str(dest)],
         capture_output=True,
         text=True,
