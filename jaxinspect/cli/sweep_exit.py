@@ -6,10 +6,10 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from jaxinspect.cli.streams import print_error
+from jaxinspect.process.streams import print_error
 
 if TYPE_CHECKING:
-    from jaxinspect.reports.failures import CaseFailure
+    from jaxinspect.base.failures import CaseFailure
 
 
 def exit_for_failed_cases(
@@ -25,7 +25,7 @@ def exit_for_failed_cases(
 
     Returns only when there is nothing to report (no failure and ``code`` 0).
     """
-    from jaxinspect.reports.failures import worst_exit_code
+    from jaxinspect.base.failures import worst_exit_code
 
     hints: list[str] = []
     for name, failure in failures:

@@ -28,7 +28,7 @@ from jaxinspect.cli.options import (
     load_cli_spec,
 )
 from jaxinspect.errors import UsageError
-from jaxinspect.reports.sections import IR_STAGES
+from jaxinspect.stages.sections import IR_STAGES
 
 _TITLES = dict(zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True))
 
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
 def _stablehlo_with_locations(target: str, spec: Any, options: Any) -> str:
     """The lowered module printed with ``loc(...)``: JAX's name scopes and source lines."""
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline.inspection import run_inspection
+    from jaxinspect.stages.runner import run_inspection
 
     _, artifacts = run_inspection(load_target(target), spec, options)
     assert artifacts.lowered is not None  # the stablehlo stage runs the pipeline to lower
@@ -71,7 +71,7 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         with errors_to_exit_codes(debug):
-            from jaxinspect.pipeline.inspection import InspectOptions
+            from jaxinspect.stages.runner import InspectOptions
 
             options = InspectOptions(
                 backend=backend,
