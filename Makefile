@@ -28,6 +28,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check jaxinspect tests
 	$(BIN)/ruff check jaxinspect tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 fmt: $(STAMP)
 	$(BIN)/ruff format jaxinspect tests
@@ -55,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_report_graph.py 96
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

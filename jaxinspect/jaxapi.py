@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxinspect.errors import JaxInspectError
 
-# No `import jax` at module level: bench/coldrun.py imports this module before it times
+# No `import jax` at module level: bench/coldchild.py imports this module before it times
 # `import jax`. The private names below are pinned by `jax<0.11` in pyproject.toml; a test
 # keeps them out of every other module, so a JAX upgrade is checked here and only here.
 

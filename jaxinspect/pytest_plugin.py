@@ -287,7 +287,7 @@ def jaxinspect_bench(request: pytest.FixtureRequest) -> Callable[..., Any]:
 def _describe_gate(verdict: Any) -> str:
     from rich.console import Console
 
-    from jaxinspect.renderers.bench.gate import render_gate
+    from jaxinspect.bench.gateconsole import render_gate
 
     buffer = io.StringIO()
     Console(file=buffer, width=100, color_system=None).print(render_gate(verdict))

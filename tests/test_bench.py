@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, sample
+from jaxinspect.bench.report import STABLE_COLD_PHASES
 from jaxinspect.bench.steady import Budget, CallInputs, measure_per_call, measure_pipelined
-from jaxinspect.reports.bench import STABLE_COLD_PHASES
 
 SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "bench.schema.json").read_text())
 SIMPLE = (sample("simple.py") + ":scale_shift", "--shapes", sample("simple.yaml"))
@@ -208,7 +208,7 @@ def test_a_failure_in_a_cold_process_keeps_its_error_type(run_cli, tmp_path):
     flaky.write_text(
         "import sys\n"
         "spec = getattr(sys.modules['__main__'], '__spec__', None)\n"
-        "if getattr(spec, 'name', '') == 'jaxinspect.bench.coldrun':\n"
+        "if getattr(spec, 'name', '') == 'jaxinspect.bench.coldchild':\n"
         "    raise ValueError('only in a fresh process')\n"
         "def f(x):\n    return x + 1\n"
     )

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jaxinspect.bench.cold import parse_result, summarize_round
-from jaxinspect.bench.coldrun import MARKER
+from jaxinspect.bench.coldchild import MARKER
 from jaxinspect.bench.pcache import unexpected_misses
+from jaxinspect.bench.report import COLD_PHASES, ColdSample
 from jaxinspect.bench.stats import NOISY_SPREAD, cached_stats, histogram, percentile
 from jaxinspect.errors import ExitCode, JaxInspectError, SpecError, StageError
-from jaxinspect.reports.bench import COLD_PHASES, ColdSample
 
 samples_strategy = st.lists(
     st.floats(min_value=1e-7, max_value=10.0, allow_nan=False), min_size=1, max_size=200

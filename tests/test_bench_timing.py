@@ -232,7 +232,7 @@ COLD_SLEEPER = textwrap.dedent(
     import numpy as np
 
     _spec = getattr(sys.modules["__main__"], "__spec__", None)
-    COLD = getattr(_spec, "name", "") == "jaxinspect.bench.coldrun"
+    COLD = getattr(_spec, "name", "") == "jaxinspect.bench.coldchild"
     if COLD:
         with open(os.environ["PIDFILE"], "w") as out:
             out.write(str(os.getpid()))

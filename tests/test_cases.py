@@ -18,11 +18,11 @@ from conftest import ROOT, sample
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.cases import load_spec_cases, parse_spec_cases_text
 from jaxinspect.inputs.spec import load_spec
-from jaxinspect.pipeline.cases import compare_cases
-from jaxinspect.pipeline.inspection import InspectOptions
-from jaxinspect.renderers.cases.console import render_cases_console
-from jaxinspect.renderers.cases.jsondoc import cases_to_dict
-from jaxinspect.reports.cases import CaseComparison
+from jaxinspect.stages.casereport import CaseComparison
+from jaxinspect.stages.caserunner import compare_cases
+from jaxinspect.stages.casesconsole import render_cases_console
+from jaxinspect.stages.casesjsondoc import cases_to_dict
+from jaxinspect.stages.runner import InspectOptions
 
 STAGES_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
 AXPY = sample("simple.py") + ":axpy"

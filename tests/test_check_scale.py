@@ -142,7 +142,7 @@ def test_threads_share_one_stdout_redirection_and_restore_it_last(tmp_path: Path
     import sys
     import threading
 
-    from jaxinspect.cli.streams import stdout_to_stderr
+    from jaxinspect.process.streams import stdout_to_stderr
 
     original = os.fstat(1)
     inside, release = threading.Barrier(3), threading.Event()

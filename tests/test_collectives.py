@@ -26,10 +26,10 @@ from rich.console import Console
 
 from conftest import SAMPLES
 from jaxinspect import jaxapi
-from jaxinspect.cost.collectives import MeshLayout, compiled_collectives, find_collectives
 from jaxinspect.renderers.collectives import collectives_table, collectives_to_list
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR
-from jaxinspect.reports.collectives import CollectiveSummary
+from jaxinspect.xla.collectivemodel import CollectiveSummary
+from jaxinspect.xla.collectives import MeshLayout, compiled_collectives, find_collectives
 
 S = jax.ShapeDtypeStruct
 AXES = (("data", 4), ("model", 2))
@@ -302,8 +302,8 @@ def test_async_pairs_count_once_and_spellings_of_one_group_merge() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("libtpu") is None, reason="libtpu is not installed")
 def test_a_tpu_slice_has_async_permutes_and_mesh_form_groups() -> None:
-    from jaxinspect.pipeline.nativelog import quiet_native_stderr
-    from jaxinspect.pipeline.topology import topology_devices
+    from jaxinspect.process.nativelog import quiet_native_stderr
+    from jaxinspect.topologies.tpu import topology_devices
 
     devices = topology_devices("v5e:2x2")  # shares libtpu with other processes
     mesh = Mesh(np.array(devices, dtype=object).reshape(2, 2), ("data", "model"))

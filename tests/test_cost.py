@@ -11,17 +11,17 @@ import jax.numpy as jnp
 import pytest
 
 from conftest import sample
-from jaxinspect.cost.analysis import analyse_compiled
-from jaxinspect.cost.breakdown import ProgramCost
-from jaxinspect.cost.hlotext import parse_instruction, parse_module
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.sourcemap import parse_frame_table
+from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.cost.report import build_cost_report
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.histograms import hlo_op_counts
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.reports.cost import build_cost_report
-from jaxinspect.reports.stages import InspectionReport
+from jaxinspect.pipeline.opcost import analyse_compiled
+from jaxinspect.stages.runner import InspectOptions, run_inspection
+from jaxinspect.xla.breakdown import ProgramCost
+from jaxinspect.xla.hlotext import parse_instruction, parse_module
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.sourcemap import parse_frame_table
 
 S = jax.ShapeDtypeStruct
 F32 = jnp.float32
@@ -219,7 +219,7 @@ def test_nested_loops_multiply_and_conditionals_are_flagged():
 
 
 def test_partitioned_modules_are_marked_per_device():
-    from jaxinspect.cost.breakdown import analyse_module
+    from jaxinspect.xla.breakdown import analyse_module
 
     _, single, compiled = inspected("axpy")
     assert single.partitions == 1

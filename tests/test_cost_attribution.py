@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 
 from conftest import ROOT
-from jaxinspect.cost.aggregate import NO_SOURCE, XLA_CREATED, group_flags
-from jaxinspect.cost.breakdown import CostFlag
-from jaxinspect.cost.ownership import UserCode, resolve_user_code
+from jaxinspect.xla.aggregate import NO_SOURCE, XLA_CREATED, group_flags
+from jaxinspect.xla.breakdown import CostFlag
+from jaxinspect.xla.ownership import UserCode, resolve_user_code
 
 COST_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/cost.schema.json").read_text())
 
@@ -245,7 +245,7 @@ def test_not_counted_table_has_one_row_per_group(run_cli, tmp_path):
 def test_xla_refusals_are_a_short_reason_not_the_parser_dump():
     import jax
 
-    from jaxinspect.cost.xlacost import NOT_PARSED, UncostedError, module_cost
+    from jaxinspect.xla.xlacost import NOT_PARSED, UncostedError, module_cost
 
     client = jax.devices("cpu")[0].client
     bad = "HloModule m\n\nENTRY e {\n  ROOT %c = f32[] copy(%x), control-predecessors={%y}\n}\n"

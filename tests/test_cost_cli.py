@@ -163,9 +163,9 @@ def test_stages_shows_the_same_loop_aware_figures(run_cli):
 
 def test_render_cost_with_a_fixed_console(run_cli):
     from jaxinspect.cli.commands.cost import _analyse
-    from jaxinspect.cost.profiles import find_profile
+    from jaxinspect.cost.console import render_cost
     from jaxinspect.inputs.spec import load_spec
-    from jaxinspect.renderers.cost.console import render_cost
+    from jaxinspect.xla.profiles import find_profile
 
     report = _analyse(
         sample("rnn.py") + ":run",

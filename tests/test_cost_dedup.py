@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import pytest
 
 from jaxinspect import jaxapi
-from jaxinspect.cost.breakdown import analyse_module
-from jaxinspect.cost.hlotext import HloText, parse_module
-from jaxinspect.cost.opcache import OpCostCache, canonical_names
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.xlacost import UncostedError, XlaCost, module_cost, wrap_instruction
+from jaxinspect.xla.breakdown import analyse_module
+from jaxinspect.xla.hlotext import HloText, parse_module
+from jaxinspect.xla.opcache import OpCostCache, canonical_names
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.xlacost import UncostedError, XlaCost, module_cost, wrap_instruction
 
 LAYERS = 4
 

@@ -15,7 +15,7 @@ import pytest
 from jax import monitoring
 
 from conftest import ROOT, SAMPLES
-from jaxinspect.cost.profiled import NoOpEvents, measure_op_times, op_seconds
+from jaxinspect.cost.optimes import NoOpEvents, measure_op_times, op_seconds
 from jaxinspect.cost.rankcorr import ranks, spearman
 from jaxinspect.pipeline.timing.calls import CallInputs
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR

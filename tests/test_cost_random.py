@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxinspect.cli.app import app
-from jaxinspect.cost.analysis import analyse_compiled
-from jaxinspect.cost.breakdown import analyse_module
-from jaxinspect.cost.hlotext import join_attributes, parse_module
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.xlacost import module_cost, wrap_instruction
+from jaxinspect.pipeline.opcost import analyse_compiled
+from jaxinspect.xla.breakdown import analyse_module
+from jaxinspect.xla.hlotext import join_attributes, parse_module
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.xlacost import module_cost, wrap_instruction
 
 N = 64
 

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from jaxinspect.cost.memoryfit import estimate_peak, fit_memory
-from jaxinspect.cost.profiles import PROFILES, custom_profile, find_profile
-from jaxinspect.cost.roofline import roofline_point
-from jaxinspect.cost.shapes import element_type, shape_bytes
+from jaxinspect.base.inspection import MemorySummary
 from jaxinspect.errors import UsageError
-from jaxinspect.reports.stages import MemorySummary
+from jaxinspect.stages.memoryfit import estimate_peak, fit_memory
+from jaxinspect.xla.profiles import PROFILES, custom_profile, find_profile
+from jaxinspect.xla.roofline import roofline_point
+from jaxinspect.xla.shapes import element_type, shape_bytes
 
 
 @pytest.mark.parametrize(

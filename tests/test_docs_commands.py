@@ -38,7 +38,7 @@ from typer.testing import CliRunner, Result
 
 from conftest import ROOT
 from jaxinspect.cli.app import app
-from jaxinspect.pipeline import gputarget
+from jaxinspect.topologies import gpu as gputarget
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 COMMAND_LANGUAGES = frozenset({"", "sh", "bash", "console", "shell", "shell-session"})

@@ -20,7 +20,7 @@ from jaxinspect.inputs.binding import bind_spec
 from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.aliasing import buffer_aliases, parse_input_output_alias
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+from jaxinspect.stages.runner import InspectOptions, run_inspection
 
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())
 

@@ -6,9 +6,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxinspect.cost.hlotext import parse_module
 from jaxinspect.errors import JaxInspectError
 from jaxinspect.pipeline.dumps import compilation_dump, read_dump_folder
+from jaxinspect.xla.hlotext import parse_module
 
 
 def _lowered(scale: float = 2.0):

@@ -23,7 +23,7 @@ from test_topology import _load, _split_spec, gate_gathers
 from conftest import SAMPLES
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.spec import load_spec
-from jaxinspect.pipeline import gputarget
+from jaxinspect.topologies import gpu as gputarget
 
 MISSING = gputarget.missing_pieces()
 needs_plugin = pytest.mark.skipif(
@@ -331,7 +331,7 @@ def test_the_plugin_stays_out_of_a_cpu_run_and_a_tpu_slice_in_one_process() -> N
     # so the plugin never calls cuInit, and the CPU backend and libtpu's topology still work.
     code = (
         "import jax\n"
-        "from jaxinspect.pipeline.topology import topology_devices\n"
+        "from jaxinspect.topologies.tpu import topology_devices\n"
         "gpus = topology_devices('h100:2')\n"
         "print(len(gpus), gpus[0].platform, jax.config.jax_platforms)\n"
         "print(float(jax.numpy.ones(3).sum()), jax.devices()[0].platform)\n"

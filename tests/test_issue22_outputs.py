@@ -189,7 +189,7 @@ def test_d08_a_target_that_chdirs_moves_no_output(
 
 def test_d08_user_code_gets_the_folder_and_path_back() -> None:
     from jaxinspect.errors import StageError
-    from jaxinspect.pipeline.usercode import user_code
+    from jaxinspect.process.usercode import user_code
 
     folder, path = os.getcwd(), list(sys.path)
     with pytest.raises(StageError), user_code("import", "prog.py:f"):

@@ -21,10 +21,10 @@ import pytest
 
 from conftest import ROOT, sample
 from jaxinspect.bench.baseline import MAX_BASELINE_BYTES, MAX_SAMPLES, check_identity
-from jaxinspect.cost.profiled import DEFAULT_RUNS, FEW_RUNS, adapted_runs
+from jaxinspect.cost.optimes import DEFAULT_RUNS, FEW_RUNS, adapted_runs
 from jaxinspect.errors import UsageError
-from jaxinspect.pipeline.errtrace import user_frames_only
 from jaxinspect.pipeline.timing.deadline import MAX_TIMEOUT_S
+from jaxinspect.process.errtrace import user_frames_only
 from jaxinspect.usertext import escape_controls, safe_repr
 
 RunCli = Callable[..., Any]
@@ -512,7 +512,7 @@ def test_d34_short_positional_args_are_exit_2_like_the_mapping_form(
 def test_d34_a_malformed_topology_is_named_without_libtpu(
     run_cli: RunCli, program: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jaxinspect.pipeline import topology
+    from jaxinspect.topologies import tpu as topology
 
     monkeypatch.setattr(topology, "libtpu_installed", lambda: False)
     result = run_cli("stages", f"{program}:double", "--arg", "x=f32[3]",

@@ -6,19 +6,19 @@ import json
 
 import pytest
 
+from jaxinspect.base.failures import CaseFailure
 from jaxinspect.bench import baseline
+from jaxinspect.bench import jsondoc as bench
+from jaxinspect.cost import jsondoc as cost
 from jaxinspect.errors import ExitCode
-from jaxinspect.renderers.bench import jsondoc as bench
-from jaxinspect.renderers.cases import jsondoc as cases
-from jaxinspect.renderers.cost import jsondoc as cost
+from jaxinspect.memory import jsondoc as memory
+from jaxinspect.passes import jsondoc as passes
+from jaxinspect.recompile import jsondoc as recompile
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR, failure_to_dict, json_text
-from jaxinspect.renderers.memory import jsondoc as memory
-from jaxinspect.renderers.passes import jsondoc as passes
-from jaxinspect.renderers.recompile import jsondoc as recompile
-from jaxinspect.renderers.snapshot import jsondoc as snapshot
-from jaxinspect.renderers.stages import jsondoc as stages
-from jaxinspect.renderers.topologies import jsondoc as topologies
-from jaxinspect.reports.failures import CaseFailure
+from jaxinspect.snapshot import jsondoc as snapshot
+from jaxinspect.stages import casesjsondoc as cases
+from jaxinspect.stages import jsondoc as stages
+from jaxinspect.topologies import jsondoc as topologies
 
 #: (schema file, the version its serializer writes), one row per JSON report.
 SERIALIZERS = (

@@ -33,9 +33,9 @@ COST_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/cost.schema.json").read_tex
 def lm_report() -> Any:
     """The report's data of ``lm_step`` on v5e:4x4, built as ``jaxinspect report`` does."""
     from jaxinspect.cli.options import PlacementOptions, load_cli_spec
-    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
     from jaxinspect.htmlreport.data import build_report_data
     from jaxinspect.inputs.target import load_target
+    from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     spec = load_cli_spec(
         str(SAMPLES / "lm_v5e16.yaml"), None, None, PlacementOptions(topology="v5e:4x4")
@@ -59,8 +59,8 @@ def render(renderable: Any, width: int) -> str:
 def test_the_cost_table_renders_at_every_width(lm_report: Any, width: int) -> None:
     # Regression: a "not counted" ConcatBitcast row beside ops with transcendentals got one
     # cell too many ("10 cells for 9 columns") at every width.
-    from jaxinspect.renderers.cost.console import render_cost
-    from jaxinspect.renderers.cost.jsondoc import cost_to_dict
+    from jaxinspect.cost.console import render_cost
+    from jaxinspect.cost.jsondoc import cost_to_dict
 
     doc = cost_to_dict(lm_report.cost)
     jsonschema.validate(doc, COST_SCHEMA)
@@ -71,7 +71,7 @@ def test_the_cost_table_renders_at_every_width(lm_report: Any, width: int) -> No
 
 
 def test_ops_xla_does_not_count_come_last_with_a_reason(lm_report: Any) -> None:
-    from jaxinspect.renderers.cost.jsondoc import cost_to_dict
+    from jaxinspect.cost.jsondoc import cost_to_dict
 
     ops = cost_to_dict(lm_report.cost)["cost"]["ops"]
     counted = [op["counted"] for op in ops]

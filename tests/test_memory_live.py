@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from jaxinspect.cost.bufferassign import Allocation, AssignedValue, PlacedValue
-from jaxinspect.cost.memorypeak import _live_bytes
+from jaxinspect.memory.peak import _live_bytes
+from jaxinspect.xla.bufferassign import Allocation, AssignedValue, PlacedValue
 
 
 def _placed(seed: int, steps: int) -> list[PlacedValue]:

@@ -19,22 +19,22 @@ from typer.testing import CliRunner
 from conftest import ROOT, SAMPLES, sample
 from jaxinspect import jaxapi
 from jaxinspect.cli.app import app
-from jaxinspect.cost.bufferassign import (
+from jaxinspect.inputs.spec import load_spec
+from jaxinspect.inputs.target import load_target
+from jaxinspect.memory.console import render_memory
+from jaxinspect.memory.jsondoc import render_memory_json
+from jaxinspect.memory.peak import analyse_dump_texts
+from jaxinspect.memory.runner import build_memory_report
+from jaxinspect.pipeline.analyses import collect_memory
+from jaxinspect.pipeline.dumps import DumpedModule
+from jaxinspect.stages.runner import InspectOptions, run_inspection
+from jaxinspect.xla.bufferassign import (
     parse_buffer_assignment,
     parse_live_ranges,
     parse_usage_totals,
 )
-from jaxinspect.cost.hlotext import parse_module
-from jaxinspect.cost.memorypeak import analyse_dump_texts
-from jaxinspect.cost.memoryrun import build_memory_report
-from jaxinspect.cost.ownership import default_user_code
-from jaxinspect.inputs.spec import load_spec
-from jaxinspect.inputs.target import load_target
-from jaxinspect.pipeline.analyses import collect_memory
-from jaxinspect.pipeline.dumps import DumpedModule
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.renderers.memory.console import render_memory
-from jaxinspect.renderers.memory.jsondoc import render_memory_json
+from jaxinspect.xla.hlotext import parse_module
+from jaxinspect.xla.ownership import default_user_code
 
 # Excerpts of XLA's dumps of sample_programs/rnn.py:run and linreg.py:update_params (params
 # donated), jax 0.10.2 on CPU, as XLA wrote them.

@@ -84,7 +84,7 @@ def test_cost_of_a_flax_language_model_sized_program_fits_80_columns():
 
 
 def fixed_timings(report):
-    from jaxinspect.reports.stages import CallTimings, Timings
+    from jaxinspect.base.inspection import CallTimings, Timings
 
     timings = Timings(0.00612, 0.0283, 0.0584, 0.00421, CallTimings(4.96e-4, 4.58e-4, 2.02e-3, 438))
     return dataclasses.replace(report, timings=timings)
@@ -99,9 +99,9 @@ def render(renderable, width: int) -> str:
 @pytest.mark.parametrize("program", ["mlp", "transformer"])
 def test_stages_fits_every_width_and_matches_its_golden(program):
     from jaxinspect.inputs.spec import load_spec
-    from jaxinspect.pipeline.inspection import InspectOptions, inspect_target
-    from jaxinspect.renderers.stages.console import render_console
-    from jaxinspect.renderers.stages.jsondoc import render_json
+    from jaxinspect.stages.console import render_console
+    from jaxinspect.stages.jsondoc import render_json
+    from jaxinspect.stages.runner import InspectOptions, inspect_target
 
     target, spec = COST_TARGETS[program]
     report = fixed_timings(inspect_target(target, load_spec(Path(spec)), InspectOptions()))
@@ -153,9 +153,9 @@ def test_stages_of_flax_parameters_cuts_paths_in_the_middle():
 def test_recompile_fits_every_width_and_matches_its_golden():
     from jaxinspect.inputs.cases import load_spec_cases
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.recompile.sweep import run_sweep
-    from jaxinspect.renderers.recompile.console import render_sweep_console
-    from jaxinspect.reports.recompile import CaseOutcome
+    from jaxinspect.recompile.console import render_sweep_console
+    from jaxinspect.recompile.report import CaseOutcome
+    from jaxinspect.recompile.runner import run_sweep
 
     spec_file = load_spec_cases("sample_programs/transformer_cases.yaml")
     report = run_sweep(load_target("sample_programs/transformer.py:block"), spec_file.cases)

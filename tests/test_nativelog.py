@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from jaxinspect.errors import UsageError
-from jaxinspect.pipeline.nativelog import quiet_native_stderr, show_native_logs
+from jaxinspect.process.nativelog import quiet_native_stderr, show_native_logs
 
 
 @pytest.fixture

@@ -15,16 +15,16 @@ from narrow import assert_readable
 from rich.console import Console
 
 from conftest import sample
-from jaxinspect.cost.hlotext import count_instructions, parse_module
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
+from jaxinspect.passes.console import render_passes
+from jaxinspect.passes.jsondoc import SCHEMA, SCHEMA_VERSION
+from jaxinspect.passes.runner import build_passes_report, find_step, step_diff
 from jaxinspect.pipeline.dumps import compilation_dump
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.pipeline.passes import build_passes_report, find_step, step_diff
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR
-from jaxinspect.renderers.passes.console import render_passes
-from jaxinspect.renderers.passes.jsondoc import SCHEMA, SCHEMA_VERSION
+from jaxinspect.stages.runner import InspectOptions, run_inspection
+from jaxinspect.xla.hlotext import count_instructions, parse_module
 
 MLP = (sample("mlp.py") + ":predict", "--shapes", sample("mlp.yaml"))
 

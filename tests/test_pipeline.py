@@ -13,7 +13,7 @@ from conftest import sample
 from jaxinspect.errors import ExitCode, StageError, UsageError
 from jaxinspect.inputs.spec import load_spec, parse_arg_options, parse_spec_text
 from jaxinspect.inputs.target import load_target
-from jaxinspect.pipeline.inspection import InspectOptions, inspect_target, run_inspection
+from jaxinspect.stages.runner import InspectOptions, inspect_target, run_inspection
 
 _compiles: list[str] = []
 

@@ -17,8 +17,8 @@ from jaxinspect.errors import ExitCode
 from jaxinspect.inputs.cases import parse_spec_cases_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.recompile.cachekey import CacheKey, LeafKey, key_changes
-from jaxinspect.recompile.sweep import run_sweep
-from jaxinspect.reports.recompile import SweepReport
+from jaxinspect.recompile.report import SweepReport
+from jaxinspect.recompile.runner import run_sweep
 
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/recompile.schema.json").read_text())
 

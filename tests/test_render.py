@@ -9,9 +9,7 @@ import jsonschema
 from rich.console import Console
 
 from conftest import ROOT
-from jaxinspect.renderers.stages.console import render_console
-from jaxinspect.renderers.stages.jsondoc import render_json
-from jaxinspect.reports.stages import (
+from jaxinspect.base.inspection import (
     ArgInfo,
     CallTimings,
     CostSummary,
@@ -20,6 +18,8 @@ from jaxinspect.reports.stages import (
     StageText,
     Timings,
 )
+from jaxinspect.stages.console import render_console
+from jaxinspect.stages.jsondoc import render_json
 
 SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "stages.schema.json").read_text())
 

@@ -67,7 +67,7 @@ def test_the_graph_has_one_node_per_entry_instruction(
     # Independently: the ENTRY computation of the optimized HLO, as JAX prints it.
     from jaxinspect.inputs.spec import load_spec
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
+    from jaxinspect.stages.runner import InspectOptions, run_inspection
 
     options = InspectOptions(sections=("hlo",), execute=False)
     _, art = run_inspection(load_target(TRANSFORMER[0]), load_spec(TRANSFORMER[2]), options)
@@ -102,8 +102,8 @@ def test_measured_twelve_layers_stays_under_5_mb(
 
 
 def test_the_layout_puts_a_parameter_just_above_its_first_user() -> None:
-    from jaxinspect.cost.hlotext import parse_module
     from jaxinspect.htmlreport.graph import entry_graph
+    from jaxinspect.xla.hlotext import parse_module
 
     hlo = parse_module(
         "HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}\n\n"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxinspect.cost.hlotext import parse_module
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.sourcemap import parse_frame_table
 from jaxinspect.htmlreport.folding import best_repeat
 from jaxinspect.htmlreport.graph import entry_graph
 from jaxinspect.htmlreport.sources import source_contexts, user_stacks
+from jaxinspect.xla.hlotext import parse_module
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.sourcemap import parse_frame_table
 
 
 def test_the_longest_tandem_repeat_is_found_with_the_shortest_period() -> None:

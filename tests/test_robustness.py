@@ -288,7 +288,7 @@ def test_a_report_still_buffered_at_exit_meets_the_closed_pipe(size: int) -> Non
     # st_blksize (and under the text layer's 8 KiB), a failed flush drops the text, so the
     # status must be taken from the first flush (it once ended with 0).
     script = (
-        "import sys\nfrom jaxinspect.cli.fastexit import exit_without_teardown\n"
+        "import sys\nfrom jaxinspect.process.fastexit import exit_without_teardown\n"
         f"sys.stdout.write('x' * {size})\nexit_without_teardown(0)\n"
     )
     proc = _closed_pipe("-c", script, command=(sys.executable,))

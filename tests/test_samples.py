@@ -6,7 +6,7 @@ import pytest
 
 from conftest import sample
 from jaxinspect.inputs.spec import load_spec
-from jaxinspect.pipeline.inspection import InspectOptions, inspect_target
+from jaxinspect.stages.runner import InspectOptions, inspect_target
 
 
 def matmul(m: int, k: int, n: int) -> int:

@@ -212,8 +212,8 @@ def test_a_case_sweep_names_the_sharding_that_differs(
 def test_a_topology_without_libtpu_names_the_extra(
     run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jaxinspect.pipeline.gputarget as gputarget
-    import jaxinspect.pipeline.topology as topology
+    import jaxinspect.topologies.gpu as gputarget
+    import jaxinspect.topologies.tpu as topology
 
     monkeypatch.setattr(topology, "libtpu_installed", lambda: False)  # as on a bare install
     monkeypatch.setattr(gputarget, "missing_pieces", lambda: "no CUDA plugin")  # nor cuda
@@ -238,8 +238,8 @@ def test_a_topology_without_libtpu_names_the_extra(
 def test_topologies_with_only_the_cuda_extra_lists_the_gpus(
     run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jaxinspect.pipeline.gputarget as gputarget
-    import jaxinspect.pipeline.topology as topology
+    import jaxinspect.topologies.gpu as gputarget
+    import jaxinspect.topologies.tpu as topology
 
     monkeypatch.setattr(topology, "libtpu_installed", lambda: False)
     monkeypatch.setattr(gputarget, "missing_pieces", lambda: None)  # the GPU list needs no JAX

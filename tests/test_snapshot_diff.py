@@ -21,8 +21,8 @@ from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.store import write_snapshot
-from jaxinspect.snapshot.textdiff import matching_blocks, unified_diff, unified_hunks
 from jaxinspect.snapshot.thresholds import parse_rules
+from jaxinspect.textdiff.linediff import matching_blocks, unified_diff, unified_hunks
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "jaxinspect" / "schemas"
 PROGRAM = """
@@ -360,7 +360,7 @@ def test_plain_diff_exit_codes_as_typer_gives_them(capsys: pytest.CaptureFixture
 
 
 def test_verdicts_print_numbers_as_the_reports_do() -> None:
-    from jaxinspect.reports.snapshot_diff import MetricChange, SnapshotDiff
+    from jaxinspect.snapshot.diffreport import MetricChange, SnapshotDiff
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
     metrics = (

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.snapshot import linematch
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
-from jaxinspect.snapshot.hlocount import count_hlo, counts_after, fusion_calls
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
 from jaxinspect.snapshot.store import load_sides
-from jaxinspect.snapshot.textdiff import diff_lines, text_hunks, unified_hunks
+from jaxinspect.stages.runner import InspectOptions, run_inspection
+from jaxinspect.textdiff import linematch
+from jaxinspect.textdiff.linediff import diff_lines, text_hunks, unified_hunks
+from jaxinspect.xla.hlocount import count_hlo, counts_after, fusion_calls
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_programs"
 INSERTS = (

@@ -247,8 +247,8 @@ def test_persistent_cache_cannot_serve_stale_names(tmp_path: Path) -> None:
 def test_text_parser_reads_raw_compiler_output_too() -> None:
     # compiled.as_text() carries source tables, metadata and stale names; counts must not care.
     from jaxinspect.inputs.spec import load_spec
-    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.snapshot.loose import text_op_counts
+    from jaxinspect.stages.runner import InspectOptions, run_inspection
 
     root = Path(__file__).resolve().parent.parent / "sample_programs"
     report, artifacts = run_inspection(

@@ -444,7 +444,10 @@ def test_a_full_disk_is_exit_2_and_leaves_the_old_snapshot(stored: Path, tmp_pat
         + ["--arg", "x=f32[4]", "--out", str(dest)],
         capture_output=True,
         text=True,
-        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        # No bytecode written under the 200-byte limit: a module whose .pyc is missing or
+        # stale (after a merge or a move) would otherwise leave a truncated .pyc behind, and
+        # every later import of it fails with "marshal data too short".
+        env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONDONTWRITEBYTECODE": "1"},
         timeout=120,
     )
     assert result.returncode == 2, result.stderr

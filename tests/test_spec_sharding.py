@@ -6,7 +6,7 @@ import pytest
 
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.leaves import parse_leaf
-from jaxinspect.inputs.sharding import format_sharding, parse_mesh_option
+from jaxinspect.inputs.shardspec import format_sharding, parse_mesh_option
 from jaxinspect.inputs.spec import (
     check_placement,
     parse_arg_options,

@@ -16,8 +16,8 @@ from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.compare import diff_snapshots
 from jaxinspect.snapshot.model import Snapshot
 from jaxinspect.snapshot.store import write_snapshot
-from jaxinspect.snapshot.structural import structural_diff
-from jaxinspect.snapshot.textdiff import diff_lines
+from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.structural import structural_diff
 
 STAGES = ("jaxpr", "stablehlo", "hlo")
 
@@ -154,7 +154,7 @@ def test_programs_differing_in_dead_code_compile_to_no_hlo_change(
 def test_the_structural_diff_is_what_check_and_the_summary_show(
     transformer_pair: tuple[Snapshot, Snapshot],
 ) -> None:
-    from jaxinspect.renderers.snapshot.text import text_change_line
+    from jaxinspect.snapshot.text import text_change_line
 
     diff = diff_snapshots(*transformer_pair, "old", "new")
     line = text_change_line(next(t for t in diff.texts if t.stage == "hlo"))

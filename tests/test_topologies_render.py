@@ -11,9 +11,9 @@ from narrow import assert_readable
 from rich.console import Console
 
 from conftest import ROOT
-from jaxinspect.renderers.topologies.console import render_topologies
-from jaxinspect.renderers.topologies.jsondoc import render_topologies_json
-from jaxinspect.reports.topologies import SliceInfo, TopologiesReport
+from jaxinspect.topologies.console import render_topologies
+from jaxinspect.topologies.jsondoc import render_topologies_json
+from jaxinspect.topologies.report import SliceInfo, TopologiesReport
 
 V5E = "Google Cloud TPU v5e documentation (https://cloud.google.com/tpu/docs/v5e): 16 GB"
 REPORT = TopologiesReport(

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from conftest import SAMPLES
-from jaxinspect.cost.profiles import profile_for_kind
-from jaxinspect.pipeline.nativelog import quiet_native_stderr
-from jaxinspect.pipeline.topology import chip_count, device_capacity, topology_devices
+from jaxinspect.process.nativelog import quiet_native_stderr
+from jaxinspect.topologies.tpu import chip_count, device_capacity, topology_devices
+from jaxinspect.xla.profiles import profile_for_kind
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("libtpu") is None,
@@ -299,10 +299,10 @@ def test_a_target_starting_jax_at_import_stays_quiet(tmp_path) -> None:
 
 START = """
 import sys
-from jaxinspect.pipeline.nativelog import quiet_cuda_import
+from jaxinspect.process.nativelog import quiet_cuda_import
 quiet_cuda_import()  # as the CLI does: JAX's CUDA plugin, where installed, logs at import
 from jax._src.lib import xla_client
-from jaxinspect.pipeline.nativelog import start_libtpu_quietly
+from jaxinspect.process.nativelog import start_libtpu_quietly
 start_libtpu_quietly()
 print("loaded", xla_client.pjrt_plugin_loaded("tpu"))
 import jax

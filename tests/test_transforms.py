@@ -18,8 +18,8 @@ from jaxinspect.inputs.binding import bind_spec
 from jaxinspect.inputs.spec import parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.inputs.transforms import parse_transform, parse_transforms
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
 from jaxinspect.pipeline.placement import Placement
+from jaxinspect.stages.runner import InspectOptions, run_inspection
 
 LOSS = sample("linreg.py") + ":loss_fn"
 SCHEMA = json.loads((ROOT / "jaxinspect/schemas/stages.schema.json").read_text())

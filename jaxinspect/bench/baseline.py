@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.atomicfile import write_atomically
-from jaxinspect.errors import UsageError
-from jaxinspect.reports.bench import (
+from jaxinspect.bench.gatereport import GateRule, GateVerdict, RuleOutcome
+from jaxinspect.bench.report import (
     COLD_PHASES,
     BenchReport,
     BenchResult,
     Environment,
     GateRounds,
 )
-from jaxinspect.reports.bench_gate import GateRule, GateVerdict, RuleOutcome
+from jaxinspect.errors import UsageError
 
 KIND = "jaxinspect-bench-baseline"
 SCHEMA_VERSION = 1

@@ -13,8 +13,9 @@ from typing import Any
 
 import jaxinspect
 from jaxinspect.bench.children import run_child
-from jaxinspect.bench.coldrun import MARKER
+from jaxinspect.bench.coldchild import MARKER
 from jaxinspect.bench.jobs import SpecSource, make_job
+from jaxinspect.bench.report import COLD_PHASES, ColdRound, ColdSample
 from jaxinspect.bench.stats import phase_stats
 from jaxinspect.errors import (
     JaxInspectError,
@@ -23,7 +24,6 @@ from jaxinspect.errors import (
     TargetError,
     UsageError,
 )
-from jaxinspect.reports.bench import COLD_PHASES, ColdRound, ColdSample
 
 _ERRORS: dict[str, type[UsageError]] = {
     "UsageError": UsageError,
@@ -73,7 +73,7 @@ def summarize_round(cache: str, samples: tuple[ColdSample, ...]) -> ColdRound:
 
 
 def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
-    """One fresh ``python -m jaxinspect.bench.coldrun`` process.
+    """One fresh ``python -m jaxinspect.bench.coldchild`` process.
 
     Raises:
         JaxInspectError: The process failed.
@@ -94,7 +94,7 @@ def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
         debug=config.debug,
     )
     # Registered while it runs, so that SIGTERM or --timeout stops it with this process.
-    done = run_child([sys.executable, "-m", "jaxinspect.bench.coldrun", json.dumps(job)], env)
+    done = run_child([sys.executable, "-m", "jaxinspect.bench.coldchild", json.dumps(job)], env)
     total = time.perf_counter() - start
     result = parse_result(done.stdout, done.stderr, done.returncode)
     return ColdSample(

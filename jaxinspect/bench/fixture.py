@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from jaxinspect.bench.baseline import STEADY_METRICS
+from jaxinspect.bench.gatereport import GateVerdict
+from jaxinspect.bench.report import Environment, GateRounds
 from jaxinspect.errors import UsageError
-from jaxinspect.reports.bench import Environment, GateRounds
-from jaxinspect.reports.bench_gate import GateVerdict
 
 #: Seconds of warm-up calls before the rounds (``bench`` spends its whole budget before them).
 WARMUP_S = 0.5
@@ -34,9 +34,9 @@ def measure(
     from jaxinspect.bench.runner import environment_of
     from jaxinspect.bench.steady import Budget, measure_per_call
     from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
-    from jaxinspect.pipeline.inspection import prepare_call, x64_mode
     from jaxinspect.pipeline.stages import run_pipeline
     from jaxinspect.pipeline.timing.calls import split_donated
+    from jaxinspect.stages.runner import prepare_call, x64_mode
 
     target = loaded.ref.spec
     with x64_mode(spec):

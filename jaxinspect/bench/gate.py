@@ -18,9 +18,9 @@ from typing import Any
 
 import jax
 
+from jaxinspect.bench.report import GateRounds
 from jaxinspect.pipeline.timing.calls import CallCount, CallInputs, time_series
 from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
-from jaxinspect.reports.bench import GateRounds
 
 #: Rounds per measurement, and the share of the time budget they use.
 GATE_ROUNDS = 30

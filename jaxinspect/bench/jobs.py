@@ -9,7 +9,7 @@ from typing import Any
 
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.cases import load_spec_cases
-from jaxinspect.inputs.sharding import parse_mesh_option
+from jaxinspect.inputs.shardspec import parse_mesh_option
 from jaxinspect.inputs.spec import Spec, check_placement, parse_arg_options, with_placement
 
 

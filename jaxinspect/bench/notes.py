@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxinspect.reports.bench import BenchResult, BenchSettings
+from jaxinspect.bench.report import BenchResult, BenchSettings
 
 
 def report_notes(result: BenchResult, settings: BenchSettings) -> tuple[str, ...]:

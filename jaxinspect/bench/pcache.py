@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jaxinspect.bench.cold import ColdConfig, run_cold_round, run_cold_sample
+from jaxinspect.bench.report import ColdRound, PersistentCacheReport
 from jaxinspect.errors import UsageError
-from jaxinspect.reports.bench import ColdRound, PersistentCacheReport
 
 #: The cache thresholds the cold processes set, so that small programs are cached too.
 MIN_COMPILE_TIME_SECS = 0.0

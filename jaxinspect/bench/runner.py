@@ -11,10 +11,21 @@ from typing import Any
 import jax
 import jaxlib
 
+from jaxinspect.base.failures import case_failure
 from jaxinspect.bench.cold import ColdConfig, run_cold_round
 from jaxinspect.bench.jobs import SpecSource
 from jaxinspect.bench.notes import report_notes
 from jaxinspect.bench.pcache import run_cache_rounds
+from jaxinspect.bench.report import (
+    BenchReport,
+    BenchResult,
+    BenchSettings,
+    ColdRound,
+    Environment,
+    PersistentCacheReport,
+    SpecFailure,
+    SpecOutcome,
+)
 from jaxinspect.bench.steady import (
     Budget,
     measure_per_call,
@@ -27,21 +38,10 @@ from jaxinspect.inputs.arrays import check_input_size
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.inputs.target import LoadedTarget, load_target
 from jaxinspect.pipeline.backend import describe_device
-from jaxinspect.pipeline.inspection import PreparedCall, prepare_call, x64_mode
 from jaxinspect.pipeline.placement import reserve_devices
 from jaxinspect.pipeline.stages import run_pipeline
 from jaxinspect.pipeline.timing.calls import SeriesProgress
-from jaxinspect.reports.bench import (
-    BenchReport,
-    BenchResult,
-    BenchSettings,
-    ColdRound,
-    Environment,
-    PersistentCacheReport,
-    SpecFailure,
-    SpecOutcome,
-)
-from jaxinspect.reports.failures import case_failure
+from jaxinspect.stages.runner import PreparedCall, prepare_call, x64_mode
 
 #: ``progress(task, done, total)``: called as work completes; the CLI draws a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -158,7 +158,7 @@ def _bench_one(
 ) -> tuple[BenchResult, PreparedCall]:
     spec = source.load()
     if spec.topology is not None:
-        from jaxinspect.pipeline.gputarget import target_phrase
+        from jaxinspect.topologies.gpu import target_phrase
 
         raise UsageError(
             f"{spec.source}: topology {spec.topology}: bench runs the program, and "

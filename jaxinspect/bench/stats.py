@@ -6,7 +6,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from jaxinspect.reports.bench import CachedStats, Histogram, PhaseStats
+from jaxinspect.bench.report import CachedStats, Histogram, PhaseStats
 
 #: A steady state whose (p90 - p10) / median exceeds this is flagged as noisy.
 NOISY_SPREAD = 0.5

@@ -12,6 +12,7 @@ from typing import Any
 
 import jax
 
+from jaxinspect.bench.report import CachedStats, DispatchStats, PipelinedStats
 from jaxinspect.bench.stats import cached_stats
 from jaxinspect.pipeline.timing.calls import (
     SLOW_FLOOR_S,
@@ -24,7 +25,6 @@ from jaxinspect.pipeline.timing.calls import (
     user_calls,
 )
 from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
-from jaxinspect.reports.bench import CachedStats, DispatchStats, PipelinedStats
 
 __all__ = [
     "Budget",

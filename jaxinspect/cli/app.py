@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from jaxinspect import __version__
-from jaxinspect.cli.streams import silence_stdout
 from jaxinspect.errors import ExitCode
+from jaxinspect.process.streams import silence_stdout
 
 #: Every command, in ``--help`` order, and its module under ``jaxinspect/cli/commands/``,
 #: whose ``register(app)`` adds it (``ir`` adds its three at once).

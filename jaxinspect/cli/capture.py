@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from jaxinspect.cli.streams import ClosedStdout
+from jaxinspect.process.streams import ClosedStdout
 
 
 class ReportStdout(io.TextIOBase):

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 from jaxinspect.cli.capture import report_only_stdout
-from jaxinspect.cli.fastexit import exit_without_teardown
-from jaxinspect.cli.interrupts import install_sigint_handler
-from jaxinspect.cli.streams import prepare_std_streams
 from jaxinspect.errors import ExitCode
 from jaxinspect.pipeline.timing.deadline import own_process
+from jaxinspect.process.fastexit import exit_without_teardown
+from jaxinspect.process.interrupts import install_sigint_handler
+from jaxinspect.process.streams import prepare_std_streams
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ def run(argv: list[str]) -> object:
             plain = parse_plain_diff(argv)
             if plain is not None:
                 return exit_code_of(run_diff, plain)
-        from jaxinspect.pipeline.nativelog import quiet_cuda_import
+        from jaxinspect.process.nativelog import quiet_cuda_import
 
         quiet_cuda_import()  # JAX's CUDA plugin, where installed, logs on a host without a GPU
         from jaxinspect.cli.app import run_app

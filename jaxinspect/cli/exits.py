@@ -14,10 +14,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NoReturn, ParamSpec
 
-from jaxinspect.cli.interrupts import sigint_received
-from jaxinspect.cli.streams import describe_os_error, is_closed_pipe, print_error, silence_stdout
+from jaxinspect.base.failures import worst_exit_code
 from jaxinspect.errors import ExitCode, JaxInspectError
-from jaxinspect.reports.failures import worst_exit_code
+from jaxinspect.process.interrupts import sigint_received
+from jaxinspect.process.streams import (
+    describe_os_error,
+    is_closed_pipe,
+    print_error,
+    silence_stdout,
+)
 
 P = ParamSpec("P")
 
@@ -87,8 +92,8 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
     by the user's code where no ``pipeline.usercode.user_code`` caught it is exit 3, while
     jaxinspect's own ``SystemExit`` and a real Ctrl-C pass through.
     """
-    from jaxinspect.pipeline.errtrace import show_callback_tracebacks
-    from jaxinspect.pipeline.nativelog import show_native_logs
+    from jaxinspect.process.errtrace import show_callback_tracebacks
+    from jaxinspect.process.nativelog import show_native_logs
 
     show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
     show_callback_tracebacks(debug)
@@ -143,7 +148,7 @@ def _internal_error() -> NoReturn:
 
 def _raised_by_user(exc: BaseException) -> bool:
     """Whether ``exc`` was raised in the user's code (not by jaxinspect, and not a real Ctrl-C)."""
-    from jaxinspect.pipeline.errtrace import is_user_frame
+    from jaxinspect.process.errtrace import is_user_frame
 
     if isinstance(exc, KeyboardInterrupt) and sigint_received():
         return False

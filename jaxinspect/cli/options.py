@@ -193,7 +193,7 @@ def apply_placement(spec: "Spec", placement: PlacementOptions) -> "Spec":
     Raises:
         SpecError: The result does not hold together (an axis not in the mesh, ...).
     """
-    from jaxinspect.inputs.sharding import parse_mesh_option
+    from jaxinspect.inputs.shardspec import parse_mesh_option
     from jaxinspect.inputs.spec import with_placement
 
     if placement.devices is not None and placement.topology is not None:
@@ -211,7 +211,7 @@ def _with_gpu_config(config: str, topology: str | None) -> str:
     Raises:
         UsageError: no topology gives the count, or it is a TPU slice.
     """
-    from jaxinspect.pipeline.gputarget import looks_like_gpu
+    from jaxinspect.topologies.gpu import looks_like_gpu
 
     if topology is None:
         raise UsageError(

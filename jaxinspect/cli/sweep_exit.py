@@ -6,11 +6,11 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from jaxinspect.cli.streams import print_error
+from jaxinspect.process.streams import print_error
 
 if TYPE_CHECKING:
+    from jaxinspect.base.failures import CaseFailure
     from jaxinspect.errors import ExitCode
-    from jaxinspect.reports.failures import CaseFailure
 
 
 def report_failed_cases(

@@ -1,1 +1,1 @@
-"""Where a compiled program's cost is: per op, per loop, per source line, on a roofline."""
+"""The `cost` command: its runner, the report (roofline points, measured times) and renderers."""

@@ -12,12 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jaxinspect import jaxapi
-from jaxinspect.cost.breakdown import LoopInfo, OpCost
-from jaxinspect.cost.hlotext import HloText, parse_module
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
-from jaxinspect.cost.sourcemap import parse_frame_table, shown_path
-from jaxinspect.cost.xlacost import callees
+from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.cost.report import CostReport
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.htmlreport.sources import (
     SourceContext,
@@ -27,10 +23,14 @@ from jaxinspect.htmlreport.sources import (
 )
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
-from jaxinspect.reports.cost import CostReport
-from jaxinspect.reports.memory import MemoryReport
-from jaxinspect.reports.passes import PassesReport
-from jaxinspect.reports.stages import InspectionReport
+from jaxinspect.memory.report import MemoryReport
+from jaxinspect.passes.report import PassesReport
+from jaxinspect.xla.breakdown import LoopInfo, OpCost
+from jaxinspect.xla.hlotext import HloText, parse_module
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.profiles import DeviceProfile, profile_for_kind
+from jaxinspect.xla.sourcemap import parse_frame_table, shown_path
+from jaxinspect.xla.xlacost import callees
 
 #: Characters of stage text the report holds, the three stages together (the CLI's
 #: `jaxinspect hlo` prints a text whole). Highlighted and escaped, a character takes about
@@ -116,13 +116,13 @@ def build_report_data(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
-    from jaxinspect.cost.analysis import cost_of_run
-    from jaxinspect.cost.memoryrun import build_memory_report
+    from jaxinspect.cost.report import build_cost_report
+    from jaxinspect.cost.runner import cost_of_run
+    from jaxinspect.memory.runner import build_memory_report
+    from jaxinspect.passes.runner import build_passes_report
     from jaxinspect.pipeline.dumps import compilation_dump
-    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-    from jaxinspect.pipeline.passes import build_passes_report
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.reports.cost import build_cost_report
+    from jaxinspect.stages.runner import InspectOptions, run_inspection
 
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
     with compilation_dump(passes=True) as dump:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from jaxinspect.cost.collectives import COLLECTIVES
-from jaxinspect.cost.hlotext import HloComputation, HloInstr, HloText
 from jaxinspect.htmlreport.folding import Folder, Ref
+from jaxinspect.xla.collectives import COLLECTIVES
+from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText
 
 #: The figures a node can be coloured by, in this order in ``GraphNode.values``.
 METRICS = ("time", "flops", "bytes")

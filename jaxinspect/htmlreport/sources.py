@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from jaxinspect.cost.hlotext import HloInstr, HloText
-from jaxinspect.cost.ownership import UserCode
-from jaxinspect.cost.sourcemap import FrameTable, SourceLocation, shown_path
+from jaxinspect.xla.hlotext import HloInstr, HloText
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.sourcemap import FrameTable, SourceLocation, shown_path
 
 #: Lines shown above and below the user's line.
 AROUND = 2

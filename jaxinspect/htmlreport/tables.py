@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from jaxinspect.cost.breakdown import OpCost
-from jaxinspect.renderers.cost.tables import shape_label, source_label
+from jaxinspect.cost.report import CostReport
+from jaxinspect.memory.report import MemoryPeak
+from jaxinspect.renderers.labels import shape_label, source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
-from jaxinspect.reports.cost import CostReport
-from jaxinspect.reports.memory import MemoryPeak
+from jaxinspect.xla.breakdown import OpCost
 
 #: Characters of a folded cell's text; the CSS cuts at about the same width.
 FOLD_CHARS = 36

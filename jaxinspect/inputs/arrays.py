@@ -13,6 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxinspect.base.inspection import ArgInfo
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.inputs.factories import Resolver
@@ -20,7 +21,6 @@ from jaxinspect.inputs.filtered import Filtered, describe_static, static_value
 from jaxinspect.inputs.fromnode import FromNode, ValueNode
 from jaxinspect.inputs.leaves import DTYPE_BYTES, LeafSpec
 from jaxinspect.inputs.spec import DictNode, ListNode, Node
-from jaxinspect.reports.stages import ArgInfo
 from jaxinspect.usertext import safe_repr
 
 
@@ -219,7 +219,7 @@ def _describe(
 def _placed(info: ArgInfo, sharding: Any) -> ArgInfo:
     if sharding is None or info.shape is None:
         return info
-    from jaxinspect.pipeline.shardings import shard_shape, sharding_text
+    from jaxinspect.inputs.placedshards import shard_shape, sharding_text
 
     return replace(
         info, sharding=sharding_text(sharding), shard_shape=shard_shape(sharding, info.shape)

@@ -16,7 +16,7 @@ from jaxinspect.inputs.filtered import Filtered, combine, is_array, partition
 from jaxinspect.inputs.fromnode import FromNode, ValueNode
 from jaxinspect.inputs.spec import Node, Spec
 from jaxinspect.inputs.target import load_target, parse_target
-from jaxinspect.pipeline.usercode import user_code
+from jaxinspect.process.usercode import user_code
 
 _EVAL_HINT = (
     "A factory runs abstractly (jax.eval_shape): it cannot read array values. "

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect.errors import SpecError
-from jaxinspect.inputs.sharding import Sharding, parse_long_sharding, split_short_dims
+from jaxinspect.inputs.shardspec import Sharding, parse_long_sharding, split_short_dims
 from jaxinspect.suggest import did_you_mean
 
 #: Short dtype names accepted in leaves, mapped to their numpy names.

@@ -11,7 +11,7 @@ from jaxinspect.errors import SpecError
 from jaxinspect.inputs.fromnode import FromNode, ValueNode, is_from_mapping, parse_from
 from jaxinspect.inputs.leaves import LeafSpec, parse_leaf, parse_long_leaf
 from jaxinspect.inputs.limits import MAX_DEVICES
-from jaxinspect.inputs.sharding import (
+from jaxinspect.inputs.shardspec import (
     MeshSpec,
     Sharding,
     check_axes,

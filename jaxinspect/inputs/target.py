@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from jaxinspect.errors import StageError, TargetError
-from jaxinspect.pipeline.nativelog import start_libtpu_quietly
-from jaxinspect.pipeline.usercode import user_code
+from jaxinspect.process.nativelog import start_libtpu_quietly
+from jaxinspect.process.usercode import user_code
 from jaxinspect.suggest import did_you_mean
 
 

@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from jaxinspect import jaxapi
+from jaxinspect.base.inspection import BufferAlias
 from jaxinspect.inputs.binding import CallPlan
-from jaxinspect.reports.stages import BufferAlias
 
 # The module header prints `input_output_alias={ {1}: (0, {}, may-alias), {}: (2, {0}, ...) }`:
 # output shape index -> (parameter number, parameter shape index, kind).

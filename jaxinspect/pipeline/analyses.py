@@ -6,10 +6,10 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect import jaxapi
-from jaxinspect.reports.stages import CostSummary, LoopAwareCost, MemorySummary
+from jaxinspect.base.inspection import CostSummary, LoopAwareCost, MemorySummary
 
 if TYPE_CHECKING:
-    from jaxinspect.cost.breakdown import ProgramCost
+    from jaxinspect.xla.breakdown import ProgramCost
 
 Reasons = list[tuple[str, str]]
 
@@ -106,7 +106,7 @@ def _loop_aware(
         # Nothing repeats and nothing is left out, so the loop-aware totals are XLA's own;
         # skipping the per-op analysis keeps `stages` as fast as a plain jax.stages script.
         return LoopAwareCost(flops, transcendentals, bytes_accessed, lower_bound=False)
-    from jaxinspect.cost.analysis import analyse_compiled, loop_aware_summary
+    from jaxinspect.pipeline.opcost import analyse_compiled, loop_aware_summary
 
     if program is None:
         try:

@@ -10,7 +10,7 @@ import jax
 from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import MAX_CPU_DEVICES
-from jaxinspect.pipeline.nativelog import libtpu_installed, quiet_native_stderr
+from jaxinspect.process.nativelog import libtpu_installed, quiet_native_stderr
 
 
 def available_platforms() -> list[str]:

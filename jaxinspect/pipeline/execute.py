@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from jaxinspect.base.inspection import CallTimings
 from jaxinspect.pipeline.timing.calls import (
     CallCount,
     CallInputs,
@@ -13,7 +14,6 @@ from jaxinspect.pipeline.timing.calls import (
     time_series,
 )
 from jaxinspect.pipeline.timing.quiet import frozen_heap
-from jaxinspect.reports.stages import CallTimings
 
 #: With no ``--runs``, cached calls repeat until this much time is spent: at least MIN_RUNS,
 #: or FEW_RUNS for a call so slow that MIN_RUNS of it would take long (``SLOW_FLOOR_S``).

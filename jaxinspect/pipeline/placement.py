@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from jaxinspect.errors import SpecError, UsageError
-from jaxinspect.inputs.sharding import MeshSpec, Sharding
+from jaxinspect.inputs.shardspec import MeshSpec, Sharding
 from jaxinspect.inputs.spec import Spec, check_placement
 from jaxinspect.pipeline.backend import reserve_cpu_devices, select_devices
 
@@ -83,8 +83,8 @@ def place(spec: Spec, backend: str | None) -> Placement:
     check_placement(spec)  # a sharded leaf with no mesh must not run unsharded
     mesh_spec = spec.mesh
     if spec.topology is not None:
-        from jaxinspect.pipeline.gputarget import looks_like_gpu
-        from jaxinspect.pipeline.topology import topology_devices
+        from jaxinspect.topologies.gpu import looks_like_gpu
+        from jaxinspect.topologies.tpu import topology_devices
 
         platform = "gpu" if looks_like_gpu(spec.topology) else "tpu"
         if backend not in (None, platform, "cuda" if platform == "gpu" else platform):
@@ -133,8 +133,8 @@ def reserve_devices(specs: list[Spec], backend: str | None) -> None:
         UsageError: The CPU backend already started with too few devices.
     """
     if any(s.topology is not None for s in specs):
-        from jaxinspect.pipeline.gputarget import keep_cuda_uninitialized, looks_like_gpu
-        from jaxinspect.pipeline.topology import share_libtpu
+        from jaxinspect.topologies.gpu import keep_cuda_uninitialized, looks_like_gpu
+        from jaxinspect.topologies.tpu import share_libtpu
 
         share_libtpu()  # before anything loads libtpu
         if any(s.topology and looks_like_gpu(s.topology) for s in specs):

@@ -11,9 +11,9 @@ from typing import Any
 import jax
 
 from jaxinspect.inputs.binding import CallPlan
-from jaxinspect.pipeline.frames import hide_tool_frames
 from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
-from jaxinspect.pipeline.usercode import user_code
+from jaxinspect.process.frames import hide_tool_frames
+from jaxinspect.process.usercode import user_code
 
 #: Pipeline steps in order; a run stops after the last one it needs.
 STEPS = ("trace", "lower", "compile")

@@ -91,7 +91,7 @@ def describe_sharding(sharding: Any) -> str:
         return f"{devices[0].platform}:{devices[0].id}"
     mesh = getattr(sharding, "mesh", None)
     if mesh is not None and spec is not None:
-        from jaxinspect.pipeline.shardings import sharding_text
+        from jaxinspect.inputs.placedshards import sharding_text
 
         # P('data') over data=4,model=2: the spec as written, then the mesh it names.
         axes = ",".join(f"{k}={v}" for k, v in mesh.shape.items())

@@ -1,1 +1,1 @@
-"""Renderers turn report objects into text; they compute nothing."""
+"""What every report's renderers share: table fitting, number formats, stdout, JSON encoding."""

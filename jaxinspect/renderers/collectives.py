@@ -7,7 +7,7 @@ from typing import Any
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.jsondoc import source_to_dict
 from jaxinspect.renderers.units import format_bytes, format_count
-from jaxinspect.reports.collectives import CollectiveSummary
+from jaxinspect.xla.collectivemodel import CollectiveSummary
 
 
 def collectives_to_list(summary: CollectiveSummary | None) -> list[dict[str, Any]] | None:

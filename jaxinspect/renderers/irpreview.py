@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from jaxinspect.cost.hlotext import CALLED, balanced_end
+from jaxinspect.xla.hlotext import CALLED, balanced_end
 
 #: The module-level tables of source locations XLA prints between the header and the first
 #: computation, each a title line and numbered rows.

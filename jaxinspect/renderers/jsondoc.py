@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jaxinspect.cost.sourcemap import SourceLocation
-    from jaxinspect.reports.failures import CaseFailure
+    from jaxinspect.base.failures import CaseFailure
+    from jaxinspect.xla.sourcemap import SourceLocation
 
 #: The folder of the JSON schemas that every ``--format json`` document follows.
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from jaxinspect import __version__, jaxapi
+from jaxinspect.base.inspection import InspectionReport
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
-from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
 from jaxinspect.pipeline.stages import StageArtifacts
-from jaxinspect.reports.stages import InspectionReport
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -25,6 +24,7 @@ from jaxinspect.snapshot.normalize import (
     normalize_jaxpr,
     normalize_stablehlo,
 )
+from jaxinspect.stages.runner import InspectOptions, run_inspection
 
 # Sections of the one pipeline run a snapshot needs: every stage, cost and memory, no timings.
 _SECTIONS = ("jaxpr", "stablehlo", "hlo", "ops", "cost", "memory")

@@ -15,7 +15,7 @@ from jaxinspect.pipeline.jaxconfig import (
     forget_traces,
     same_changes,
 )
-from jaxinspect.reports.snapshot_check import CheckReport, TargetResult
+from jaxinspect.snapshot.checkreport import CheckReport, TargetResult
 from jaxinspect.snapshot.compare import diff_snapshots
 from jaxinspect.snapshot.manifest import Manifest, ManifestTarget
 from jaxinspect.snapshot.model import Snapshot

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jaxinspect.reports.snapshot_diff import MetricChange, OpChange, SnapshotDiff, TextChange
+from jaxinspect.snapshot.diffreport import MetricChange, OpChange, SnapshotDiff, TextChange
 from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
-from jaxinspect.snapshot.structural import structural_diff
-from jaxinspect.snapshot.textdiff import LineDiff, diff_lines
+from jaxinspect.textdiff.linediff import LineDiff, diff_lines
+from jaxinspect.textdiff.structural import structural_diff
 
 #: The op changes of the collectives' executions per run, beside the stages' histograms.
 COLLECTIVES_STAGE = "collectives"
@@ -28,7 +28,7 @@ def diff_snapshots(
     """Compare ``old`` and ``new``; stage texts are diffed with ``context`` lines.
 
     ``line_diffs`` holds stage texts' line diffs already computed (see ``load_sides``). With
-    ``structural``, names are matched by structure first (``jaxinspect.snapshot.structural``),
+    ``structural``, names are matched by structure first (``jaxinspect.textdiff.structural``),
     so a renumbering is no change; otherwise the normalized texts are diffed line by line.
     """
     return SnapshotDiff(

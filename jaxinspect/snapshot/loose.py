@@ -12,15 +12,6 @@ from collections import Counter
 from collections.abc import Callable
 
 from jaxinspect.snapshot.background import in_background
-from jaxinspect.snapshot.hlocount import (
-    HloCount,
-    apply_delta,
-    body_ops,
-    changed_callees,
-    count_hlo,
-    line_delta,
-)
-from jaxinspect.snapshot.linematch import terminated
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -29,7 +20,16 @@ from jaxinspect.snapshot.model import (
     SnapshotSummary,
     collectives_of,
 )
-from jaxinspect.snapshot.textdiff import LineDiff, diff_lines
+from jaxinspect.textdiff.linediff import LineDiff, diff_lines
+from jaxinspect.textdiff.linematch import terminated
+from jaxinspect.xla.hlocount import (
+    HloCount,
+    apply_delta,
+    body_ops,
+    changed_callees,
+    count_hlo,
+    line_delta,
+)
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
 # The func dialect prints its ops without the prefix inside a function body.

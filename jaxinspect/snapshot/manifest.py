@@ -13,7 +13,7 @@ from typing import Any
 
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import MAX_DEVICES
-from jaxinspect.inputs.sharding import MeshSpec, parse_mesh
+from jaxinspect.inputs.shardspec import MeshSpec, parse_mesh
 from jaxinspect.inputs.yamlload import load_yaml
 from jaxinspect.snapshot.store import safe_name
 from jaxinspect.suggest import did_you_mean

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jaxinspect.reports.collectives import CollectiveSummary
+    from jaxinspect.xla.collectivemodel import CollectiveSummary
 
 #: Version of the snapshot folder layout; bump when files or JSON paths change meaning.
 FORMAT_VERSION = 1

@@ -223,8 +223,8 @@ def _spec_of_values(args: Sequence[Any] | Mapping[str, Any]) -> Any:
 def _describe(diff: Any, verdict: Any) -> str:
     from rich.console import Console
 
-    from jaxinspect.renderers.snapshot.console import render_diff_summary
-    from jaxinspect.renderers.snapshot.text import text_diff_lines
+    from jaxinspect.snapshot.console import render_diff_summary
+    from jaxinspect.snapshot.text import text_diff_lines
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=100, color_system=None)

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jaxinspect.snapshot.pytest_snapshot import UPDATE_FLAG
 
 if TYPE_CHECKING:
-    from jaxinspect.pytest_plugin import _SnapshotSession
+    from jaxinspect.snapshot.hygiene import Judgement, Removal
+    from jaxinspect.snapshot.pytest_record import SessionRecord
 
 _WARN_UNUSED_FLAG = "--jaxinspect-warn-unused"
 Line = tuple[str, dict[str, Any]]
+
+
+class _SnapshotSession(Protocol):
+    """What the lines are made from: the plugin's session state (``pytest_plugin.py``), named
+    here by its attributes so that this module does not import the plugin above it."""
+
+    record: SessionRecord
+    judgement: Judgement
+    removals: list[Removal]
+    not_judged: str | None
 
 
 def summary_lines(state: _SnapshotSession, warn_only: bool) -> list[Line]:

@@ -36,9 +36,9 @@ from jaxinspect.snapshot.model import (
     summary_from_dict,
     summary_to_dict,
 )
-from jaxinspect.snapshot.textdiff import LineDiff
 from jaxinspect.snapshot.validate import CorruptSnapshotError, NewerSnapshotError, parse_summary
 from jaxinspect.snapshot.view import has_snapshot, read_committed
+from jaxinspect.textdiff.linediff import LineDiff
 
 __all__ = ["STAGING_DIR", "CorruptSnapshotError"]
 

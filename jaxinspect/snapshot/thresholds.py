@@ -23,7 +23,7 @@ METRICS = (*COST_KEYS, *MEMORY_KEYS, "fusions", "collectives", "collective_bytes
 _METRIC_RULE = re.compile(r"^([a-z_-]+?)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)$")
 
 if TYPE_CHECKING:
-    from jaxinspect.reports.snapshot_diff import SnapshotDiff
+    from jaxinspect.snapshot.diffreport import SnapshotDiff
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ def _check(rule: Rule, diff: SnapshotDiff, notes: list[str]) -> str | None:
     assert amount is not None  # both sides are known
     if _compare(amount, rule.op, rule.value):
         # The reason is read by people; the exact values are in the diff's metrics.
-        from jaxinspect.renderers.snapshot.text import format_metric
+        from jaxinspect.snapshot.text import format_metric
 
         sign = "+" if amount >= 0 else "-"
         shown = (

@@ -31,8 +31,8 @@ from jaxinspect.bench.steady import (  # noqa: E402
 )
 from jaxinspect.inputs.spec import Spec, load_spec, parse_arg_options  # noqa: E402
 from jaxinspect.inputs.target import load_target  # noqa: E402
-from jaxinspect.pipeline.inspection import prepare_call, x64_mode  # noqa: E402
 from jaxinspect.pipeline.stages import run_pipeline  # noqa: E402
+from jaxinspect.stages.runner import prepare_call, x64_mode  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_programs"
 PAIRS = 7

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench_topology import COMPILE, LOAD, compare
 
-from jaxinspect.pipeline.gputarget import missing_pieces, parse_target
+from jaxinspect.topologies.gpu import missing_pieces, parse_target
 
 TOPOLOGY = "h100:8"
 

@@ -22,8 +22,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxinspect.passes.runner import build_passes_report
 from jaxinspect.pipeline.dumps import compilation_dump
-from jaxinspect.pipeline.passes import build_passes_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_programs"
 PAIRS = 7

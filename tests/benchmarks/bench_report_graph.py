@@ -25,13 +25,13 @@ def main(layers: int) -> None:
     import jax
 
     from jaxinspect import jaxapi
-    from jaxinspect.cost.hlotext import parse_module
-    from jaxinspect.cost.ownership import UserCode
-    from jaxinspect.cost.sourcemap import parse_frame_table
     from jaxinspect.htmlreport.graph import entry_graph
     from jaxinspect.htmlreport.graphpage import graph_section
     from jaxinspect.htmlreport.sources import user_stacks
     from jaxinspect.inputs.target import load_target
+    from jaxinspect.xla.hlotext import parse_module
+    from jaxinspect.xla.ownership import UserCode
+    from jaxinspect.xla.sourcemap import parse_frame_table
 
     stack = load_target(f"{ROOT / 'sample_programs' / 'transformer_stack.py'}:stack").function
     f32 = jax.numpy.float32

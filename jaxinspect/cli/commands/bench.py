@@ -17,9 +17,9 @@ from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
     from jaxinspect.bench.jobs import SpecSource
+    from jaxinspect.bench.report import BenchReport
     from jaxinspect.bench.runner import Notice, Progress
     from jaxinspect.errors import ExitCode
-    from jaxinspect.reports.bench import BenchReport
 
 
 _TIMEOUT_HINT = "Raise --timeout, or lower --cold-runs, --runs or --time-budget."
@@ -139,7 +139,7 @@ def bench(
         )
         with _progress_bar() as (progress, notice):
             report = run_bench(target, main, others, options, progress, notice)
-        from jaxinspect.reports.bench import BenchResult
+        from jaxinspect.bench.report import BenchResult
 
         verdict = None
         if stored is not None and isinstance(report.result, BenchResult):
@@ -212,17 +212,17 @@ def _report_failures(report: "BenchReport", debug: bool) -> "tuple[ExitCode, ...
 
 def _render(report: Any, output_format: OutputFormat, verdict: Any) -> None:
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.bench.jsondoc import render_bench_json
+        from jaxinspect.bench.jsondoc import render_bench_json
 
         sys.stdout.write(render_bench_json(report, verdict))
         return
-    from jaxinspect.renderers.bench.console import render_bench_console
+    from jaxinspect.bench.console import render_bench_console
     from jaxinspect.renderers.stdout import stdout_console
 
     console = stdout_console()
     console.print(render_bench_console(report))
     if verdict is not None:
-        from jaxinspect.renderers.bench.gate import render_gate
+        from jaxinspect.bench.gateconsole import render_gate
 
         console.print(render_gate(verdict))
 

@@ -87,16 +87,16 @@ def check(
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.snapshot.jsondoc import render_check_json
+        from jaxinspect.snapshot.jsondoc import render_check_json
 
         sys.stdout.write(render_check_json(report))
     elif output_format is OutputFormat.MARKDOWN:
-        from jaxinspect.renderers.snapshot.markdown import render_check_markdown
+        from jaxinspect.snapshot.markdown import render_check_markdown
 
         sys.stdout.write(render_check_markdown(report))
     else:
-        from jaxinspect.renderers.snapshot.console import render_check
         from jaxinspect.renderers.stdout import stdout_console
+        from jaxinspect.snapshot.console import render_check
 
         console = stdout_console()
         console.print(render_check(report))

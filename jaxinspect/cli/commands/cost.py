@@ -12,10 +12,10 @@ from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
-    from jaxinspect.cost.profiles import DeviceProfile
+    from jaxinspect.cost.report import CostReport
     from jaxinspect.inputs.spec import Spec
     from jaxinspect.pipeline.timing.calls import SeriesProgress
-    from jaxinspect.reports.cost import CostReport
+    from jaxinspect.xla.profiles import DeviceProfile
 
 
 class GroupBy(enum.StrEnum):
@@ -115,11 +115,11 @@ def cost(
             inputs.target, inputs.spec(), inputs.backend, sort.value, profile, user_code, runs
         )
         if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.cost.jsondoc import render_cost_json
+            from jaxinspect.cost.jsondoc import render_cost_json
 
             sys.stdout.write(render_cost_json(report))
         else:
-            from jaxinspect.renderers.cost.console import render_cost
+            from jaxinspect.cost.console import render_cost
             from jaxinspect.renderers.stdout import stdout_console
 
             rows = {} if top is None else {"top": top or None, "detail_top": top or None}
@@ -137,7 +137,7 @@ def _progress_line(event: "SeriesProgress") -> None:
 def _profile(
     device: str | None, peak_flops: float | None, peak_bandwidth: float | None
 ) -> "DeviceProfile | None":
-    from jaxinspect.cost.profiles import custom_profile, find_profile
+    from jaxinspect.xla.profiles import custom_profile, find_profile
 
     base = None if device is None else find_profile(device)
     return custom_profile(base, peak_flops, peak_bandwidth)
@@ -154,12 +154,12 @@ def _analyse(
 ) -> "CostReport":
     from rich.console import Console
 
-    from jaxinspect.cost.analysis import cost_of_run
-    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.cost.report import build_cost_report
+    from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.reports.cost import build_cost_report
+    from jaxinspect.stages.runner import InspectOptions, run_inspection
+    from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
     options = InspectOptions(backend=backend, sections=("memory",), execute=False)

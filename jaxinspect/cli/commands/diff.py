@@ -22,7 +22,7 @@ from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 if TYPE_CHECKING:
     import typer
 
-    from jaxinspect.reports.snapshot_diff import SnapshotDiff
+    from jaxinspect.snapshot.diffreport import SnapshotDiff
 
 #: The ``--format`` values of ``diff`` and ``check``.
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -185,18 +185,18 @@ def _print_diff(
     result: "SnapshotDiff", verdict: Any, output_format: OutputFormat, text: bool, color: ColorMode
 ) -> None:
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.snapshot.jsondoc import render_diff_json
+        from jaxinspect.snapshot.jsondoc import render_diff_json
 
         sys.stdout.write(render_diff_json(result, verdict))
         return
     if output_format is OutputFormat.MARKDOWN:
-        from jaxinspect.renderers.snapshot.markdown import render_diff_markdown
+        from jaxinspect.snapshot.markdown import render_diff_markdown
 
         title = f"{result.a_label} → {result.b_label}"
         sys.stdout.write(render_diff_markdown(result, verdict, title))
         return
-    from jaxinspect.renderers.snapshot.console import render_diff_summary
     from jaxinspect.renderers.stdout import stdout_console
+    from jaxinspect.snapshot.console import render_diff_summary
 
     console = stdout_console()
     console.print(render_diff_summary(result, verdict))
@@ -206,7 +206,7 @@ def _print_diff(
 
 def write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:
     """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
-    from jaxinspect.renderers.snapshot.text import colour_diff_line, text_diff_lines
+    from jaxinspect.snapshot.text import colour_diff_line, text_diff_lines
 
     coloured = color is ColorMode.ALWAYS or (
         color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ

@@ -14,7 +14,7 @@ from jaxinspect.cli.commands.stages import inspect_with_status, parse_transform_
 from jaxinspect.cli.options import TransformOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
-from jaxinspect.reports.sections import IR_STAGES
+from jaxinspect.stages.sections import IR_STAGES
 
 _TITLES = dict(zip(IR_STAGES, ("jaxpr", "StableHLO module", "optimized HLO"), strict=True))
 
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 def _stablehlo_with_locations(target: str, spec: Any, options: Any) -> str:
     """The lowered module printed with ``loc(...)``: JAX's name scopes and source lines."""
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline.inspection import run_inspection
+    from jaxinspect.stages.runner import run_inspection
 
     _, artifacts = run_inspection(load_target(target), spec, options)
     assert artifacts.lowered is not None  # the stablehlo stage runs the pipeline to lower
@@ -48,7 +48,7 @@ def _single_stage_command(name: str, title: str) -> Callable[..., None]:
             ),
         ] = False,
     ) -> None:
-        from jaxinspect.pipeline.inspection import InspectOptions
+        from jaxinspect.stages.runner import InspectOptions
 
         options = InspectOptions(
             backend=inputs.backend,

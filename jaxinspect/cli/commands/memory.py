@@ -10,9 +10,9 @@ from jaxinspect.cli.options import TableOrJsonOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 
 if TYPE_CHECKING:
-    from jaxinspect.cost.profiles import DeviceProfile
     from jaxinspect.inputs.spec import Spec
-    from jaxinspect.reports.memory import MemoryReport
+    from jaxinspect.memory.report import MemoryReport
+    from jaxinspect.xla.profiles import DeviceProfile
 
 
 def register(app: typer.Typer) -> None:
@@ -47,16 +47,16 @@ def memory(
     """The buffers live at TARGET's memory peak and live bytes over XLA's schedule."""
     profile = None
     if device is not None:
-        from jaxinspect.cost.profiles import find_profile
+        from jaxinspect.xla.profiles import find_profile
 
         profile = find_profile(device)
     report = _analyse(inputs.target, inputs.spec(), inputs.backend, profile, user_code)
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.memory.jsondoc import render_memory_json
+        from jaxinspect.memory.jsondoc import render_memory_json
 
         sys.stdout.write(render_memory_json(report))
     else:
-        from jaxinspect.renderers.memory.console import TOP_ROWS, render_memory
+        from jaxinspect.memory.console import TOP_ROWS, render_memory
         from jaxinspect.renderers.stdout import stdout_console
 
         rows = TOP_ROWS if top is None else (top or None)
@@ -72,12 +72,12 @@ def _analyse(
 ) -> "MemoryReport":
     from rich.console import Console
 
-    from jaxinspect.cost.memoryrun import build_memory_report
-    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
     from jaxinspect.inputs.target import load_target
+    from jaxinspect.memory.runner import build_memory_report
     from jaxinspect.pipeline.dumps import compilation_dump
-    from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.timing.quiet import frozen_heap
+    from jaxinspect.stages.runner import InspectOptions, run_inspection
+    from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)

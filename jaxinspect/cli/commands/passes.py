@@ -12,7 +12,7 @@ from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
     from jaxinspect.inputs.spec import Spec
-    from jaxinspect.reports.passes import PassesReport
+    from jaxinspect.passes.report import PassesReport
 
 
 def register(app: typer.Typer) -> None:
@@ -45,11 +45,11 @@ def passes(
     if diff is not None:
         _print_diff(report, diff)
     elif output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.passes.jsondoc import render_passes_json
+        from jaxinspect.passes.jsondoc import render_passes_json
 
         sys.stdout.write(render_passes_json(report))
     else:
-        from jaxinspect.renderers.passes.console import render_passes
+        from jaxinspect.passes.console import render_passes
         from jaxinspect.renderers.stdout import stdout_console
 
         stdout_console().print(render_passes(report, every=show_all))
@@ -62,8 +62,8 @@ def _analyse(
 
     from jaxinspect.inputs.target import load_target
     from jaxinspect.inputs.transforms import parse_transforms
-    from jaxinspect.pipeline.inspection import InspectOptions
-    from jaxinspect.pipeline.passes import run_passes
+    from jaxinspect.passes.runner import run_passes
+    from jaxinspect.stages.runner import InspectOptions
 
     options = InspectOptions(backend=backend, transforms=parse_transforms(transform))
     with Console(stderr=True).status(f"compiling {target} with pass dumps …"):
@@ -71,7 +71,7 @@ def _analyse(
 
 
 def _print_diff(report: "PassesReport", key: str) -> None:
-    from jaxinspect.pipeline.passes import find_step, step_diff
+    from jaxinspect.passes.runner import find_step, step_diff
 
     step = find_step(report, key)
     text = step_diff(report, step)

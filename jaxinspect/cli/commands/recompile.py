@@ -42,9 +42,9 @@ def recompile(
     from jaxinspect.inputs.target import load_target
     from jaxinspect.inputs.transforms import parse_transforms
     from jaxinspect.pipeline.placement import reserve_devices
-    from jaxinspect.recompile.sweep import run_sweep
-    from jaxinspect.renderers.recompile.console import render_sweep_console
-    from jaxinspect.renderers.recompile.jsondoc import render_sweep_json
+    from jaxinspect.recompile.console import render_sweep_console
+    from jaxinspect.recompile.jsondoc import render_sweep_json
+    from jaxinspect.recompile.runner import run_sweep
 
     transforms = parse_transforms(transform)
     spec_file = load_spec_cases(inputs.shapes)

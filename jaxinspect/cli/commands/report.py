@@ -33,11 +33,11 @@ def report(
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     from jaxinspect.atomicfile import write_atomically
     from jaxinspect.cli.outputs import is_stdout, output_path
-    from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
-    from jaxinspect.cost.profiles import find_profile
     from jaxinspect.htmlreport.data import build_report_data
     from jaxinspect.htmlreport.render import render_html
     from jaxinspect.inputs.target import load_target
+    from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.xla.profiles import find_profile
 
     destination = output_path(out, "--out")
     profile = None if device is None else find_profile(device)

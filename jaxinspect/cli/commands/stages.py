@@ -18,13 +18,13 @@ from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.pipeline.timing.deadline import run_deadline
-from jaxinspect.reports.sections import SECTIONS
+from jaxinspect.stages.sections import SECTIONS
 from jaxinspect.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from jaxinspect.base.inspection import InspectionReport
     from jaxinspect.inputs.spec import Spec
-    from jaxinspect.pipeline.inspection import InspectOptions
-    from jaxinspect.reports.stages import InspectionReport
+    from jaxinspect.stages.runner import InspectOptions
 
 _TIMEOUT_HINT = "Raise --timeout, or time fewer calls with --runs N (or none: --no-execute)."
 
@@ -68,7 +68,7 @@ def stages(
     """
     with run_deadline(timeout, hint=_TIMEOUT_HINT):
         sections = _parse_sections(stage)
-        from jaxinspect.pipeline.inspection import InspectOptions
+        from jaxinspect.stages.runner import InspectOptions
 
         options = InspectOptions(
             backend=inputs.backend,
@@ -85,12 +85,12 @@ def stages(
             return _show_case_comparison(inputs, cases, options, output_format)
         report = inspect_with_status(inputs.target, cases[0][1], options)
         if output_format is OutputFormat.JSON:
-            from jaxinspect.renderers.stages.jsondoc import render_json
+            from jaxinspect.stages.jsondoc import render_json
 
             sys.stdout.write(render_json(report))
         else:
-            from jaxinspect.renderers.stages.console import render_console
             from jaxinspect.renderers.stdout import stdout_console
+            from jaxinspect.stages.console import render_console
 
             stdout_console().print(
                 render_console(
@@ -106,7 +106,7 @@ def stages(
 
 def inspect_with_status(target: str, spec: "Spec", options: "InspectOptions") -> "InspectionReport":
     """Inspect ``target``, with a spinner on stderr when someone is there to see it."""
-    from jaxinspect.pipeline.inspection import inspect_target
+    from jaxinspect.stages.runner import inspect_target
 
     if not sys.stderr.isatty():  # no one to see a spinner: skip importing rich.live for it
         return inspect_target(target, spec, options)
@@ -138,10 +138,10 @@ def _show_case_comparison(
     from rich.console import Console
 
     from jaxinspect.cli.sweep_exit import report_failed_cases
-    from jaxinspect.pipeline.cases import compare_cases
-    from jaxinspect.renderers.cases.console import render_cases_console
-    from jaxinspect.renderers.cases.jsondoc import render_cases_json
     from jaxinspect.renderers.stdout import stdout_console
+    from jaxinspect.stages.caserunner import compare_cases
+    from jaxinspect.stages.casesconsole import render_cases_console
+    from jaxinspect.stages.casesjsondoc import render_cases_json
 
     target = inputs.target
     with Console(stderr=True).status(f"inspecting {target} for {len(cases)} cases …"):

@@ -20,15 +20,15 @@ def topologies(
     debug: DebugOpt = False,
 ) -> None:
     """List the TPU slices (jaxinspect[tpu]) and NVIDIA GPUs (jaxinspect[cuda]) to compile for."""
-    from jaxinspect.pipeline.topology import list_slices
+    from jaxinspect.topologies.tpu import list_slices
 
     report = list_slices()
     if output_format is OutputFormat.JSON:
-        from jaxinspect.renderers.topologies.jsondoc import render_topologies_json
+        from jaxinspect.topologies.jsondoc import render_topologies_json
 
         sys.stdout.write(render_topologies_json(report))
     else:
         from jaxinspect.renderers.stdout import stdout_console
-        from jaxinspect.renderers.topologies.console import render_topologies
+        from jaxinspect.topologies.console import render_topologies
 
         stdout_console().print(render_topologies(report))

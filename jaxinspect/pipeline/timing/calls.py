@@ -21,7 +21,7 @@ import jax
 
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
-from jaxinspect.pipeline.usercode import user_code
+from jaxinspect.process.usercode import user_code
 from jaxinspect.renderers.units import format_seconds
 
 #: When a series' minimum number of calls would take longer than this, the minimum drops to

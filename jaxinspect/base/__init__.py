@@ -1,0 +1,1 @@
+"""The models every feature shares: the inspection report of one run, and a failed case."""

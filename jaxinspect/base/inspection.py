@@ -1,0 +1,180 @@
+"""Immutable objects: everything one ``stages`` run found (its JSON: ``stages/jsondoc.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxinspect.xla.collectivemodel import CollectiveSummary
+
+
+@dataclass(frozen=True, slots=True)
+class ArgInfo:
+    """One leaf or static value of the call, as the function saw it."""
+
+    path: str
+    kind: str  # "array", "key" or "static"
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    weak_type: bool = False
+    value: str | None = None  # repr of a static value
+    #: How the executable splits it over the mesh (``P('data', None)``); ``None``: one device.
+    sharding: str | None = None
+    #: The part each device holds; ``None`` when a device holds it whole.
+    shard_shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputInfo:
+    """One output leaf of the compiled program and how it is split over the devices."""
+
+    path: str  # e.g. "result[0]['w']"
+    dtype: str
+    shape: tuple[int, ...]
+    sharding: str | None = None
+    shard_shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StageText:
+    """One IR stage: its text and a histogram of its operations."""
+
+    name: str
+    text: str
+    op_counts: tuple[tuple[str, int], ...]
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines in ``text``."""
+        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopAwareCost:
+    """jaxinspect's totals: XLA's per-instruction costs, while bodies x known trip counts."""
+
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+    #: True when work is left out (custom calls, unknown trip counts): a lower bound.
+    lower_bound: bool
+    #: ``"name (kind)"`` of each instruction not fully counted.
+    not_counted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CostSummary:
+    """XLA's cost analysis of the compiled executable, as JAX reports it (missing keys are 0)."""
+
+    flops: float | None
+    transcendentals: float | None
+    bytes_accessed: float | None
+    arithmetic_intensity: float | None
+    raw: tuple[tuple[str, float], ...] = ()
+    #: XLA's own estimate of the run time, seconds (TPU compilers give one); ``None`` elsewhere.
+    optimal_seconds: float | None = None
+    #: Loop-aware figures beside JAX's own; ``None`` when the HLO could not be analysed.
+    loop_aware: LoopAwareCost | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BufferAlias:
+    """One output that reuses a (donated) input buffer, from the HLO's ``input_output_alias``."""
+
+    output: str  # output pytree path, e.g. "result['w']"
+    parameter: int  # HLO entry parameter number
+    argument: str | None  # the input leaf, e.g. "params['w']"; None if it cannot be mapped
+    kind: str  # "may-alias" or "must-alias"
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySummary:
+    """``compiled.memory_analysis()``, in bytes; ``None`` where the backend does not report it."""
+
+    argument_bytes: int | None
+    output_bytes: int | None
+    temp_bytes: int | None
+    alias_bytes: int | None
+    generated_code_bytes: int | None
+    peak_bytes: int | None
+    #: argument + output + temp - alias: an upper bound computed by jaxinspect, labelled as such.
+    derived_peak_bytes: int | None
+    #: The ``host_*`` fields of ``CompiledMemoryStats`` (host-offloaded buffers), same rules.
+    host_argument_bytes: int | None = None
+    host_output_bytes: int | None = None
+    host_temp_bytes: int | None = None
+    host_alias_bytes: int | None = None
+    host_generated_code_bytes: int | None = None
+    #: Arguments the spec donated (``donate:``), by parameter name.
+    donated: tuple[str, ...] = ()
+    #: Outputs that XLA placed in input buffers; a donated leaf missing here was not reused.
+    aliases: tuple[BufferAlias, ...] = ()
+    #: Memory of one device of the kind compiled for, from the built-in device table.
+    capacity_bytes: int | None = None
+    #: Whether the peak (JAX's, or the derived bound where JAX's is implausible) fits in it.
+    fits: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallTimings:
+    """Seconds per call of the cached executable over ``runs`` calls."""
+
+    median_s: float
+    min_s: float
+    max_s: float
+    runs: int
+    #: Every call's seconds, in order (for a histogram; the JSON keeps the statistics).
+    samples: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Seconds spent in each step, measured with ``time.perf_counter``."""
+
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    first_call_s: float | None = None
+    cached_call: CallTimings | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InspectionReport:
+    """Everything one ``stages`` run found; renderers only read it."""
+
+    target: str
+    function_name: str
+    backend: str
+    devices: tuple[str, ...]
+    jax_version: str
+    jaxlib_version: str
+    x64: bool
+    args: tuple[ArgInfo, ...]
+    stages: tuple[StageText, ...]
+    cost: CostSummary | None
+    memory: MemorySummary | None
+    timings: Timings
+    #: (JSON path, reason) for every value that is null.
+    unavailable: tuple[tuple[str, str], ...] = ()
+    #: What was compiled, as Python: ``jit(vmap(grad(loss_fn, argnums=0), in_axes=(None, 0)))``.
+    composition: str | None = None
+    #: The devices' ``device_kind`` ("cpu", "TPU v5 lite", "NVIDIA H100 80GB HBM3").
+    device_kind: str = ""
+    #: The TPU slice or GPU target compiled for from this host (``v5e:2x2``, ``h100:8``);
+    #: ``None``: local devices.
+    topology: str | None = None
+    #: What a compile for this target does not show (a GPU target: no autotuning), or ``None``.
+    caveat: str | None = None
+    #: The device mesh, axis name -> size, in order; ``None`` without one.
+    mesh: tuple[tuple[str, int], ...] | None = None
+    #: Output leaves with their shardings; empty before compilation.
+    outputs: tuple[OutputInfo, ...] = ()
+    #: The collectives of the compiled program (none on one device); ``None`` before compile.
+    collectives: CollectiveSummary | None = None
+
+    def stage(self, name: str) -> StageText | None:
+        """The IR stage called ``name``, if it ran."""
+        return next((s for s in self.stages if s.name == name), None)
+
+    def reason(self, path: str) -> str | None:
+        """Why the value at JSON ``path`` is null, if it is."""
+        return dict(self.unavailable).get(path)

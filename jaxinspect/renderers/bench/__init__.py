@@ -1,1 +1,0 @@
-"""The ``bench`` report as rich tables and as JSON."""

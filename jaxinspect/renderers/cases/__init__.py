@@ -1,1 +1,0 @@
-"""The multi-case ``stages`` comparison as a rich table and as JSON."""

@@ -1,1 +1,0 @@
-"""The ``cost`` report as rich tables and as JSON."""

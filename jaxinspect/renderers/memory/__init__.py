@@ -1,1 +1,0 @@
-"""The ``memory`` report as rich tables and as JSON."""

@@ -1,1 +1,0 @@
-"""Renderers of the ``passes`` report: console tables and JSON."""

@@ -1,1 +1,0 @@
-"""The ``recompile`` sweep as a rich table and as JSON."""

@@ -1,1 +1,0 @@
-"""Snapshot diffs and ``check`` reports as tables, JSON, Markdown and text."""

@@ -1,1 +1,0 @@
-"""The ``stages`` report as rich tables and as JSON."""

@@ -1,1 +1,0 @@
-"""Renderers of the ``topologies`` report."""

@@ -1,1 +1,0 @@
-"""The report models: frozen dataclasses every renderer reads, one module per report."""

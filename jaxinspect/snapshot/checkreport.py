@@ -1,0 +1,75 @@
+"""The ``check`` report: every manifest target against its stored snapshot, with its status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxinspect.snapshot.diffreport import SnapshotDiff
+from jaxinspect.snapshot.thresholds import Verdict
+
+#: Every status a target can have, in the order reports list them.
+STATUSES = ("error", "changed", "missing", "stale", "new", "unchanged")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetResult:
+    """One target's outcome.
+
+    ``status``: ``unchanged``, ``changed``, ``missing`` (no stored snapshot), ``new`` (none was
+    stored and ``--update`` wrote it), ``stale`` (stored, but no target produces it) or
+    ``error`` (the target's code failed: ``error`` says how; its snapshot is left alone).
+    """
+
+    name: str
+    target: str
+    status: str
+    diff: SnapshotDiff | None = None
+    verdict: Verdict | None = None
+    written: bool = False
+    removed: bool = False
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether this result fails the check."""
+        if self.status == "error":
+            return True
+        if self.written or self.removed:
+            return False
+        if self.status == "changed":
+            return self.verdict is None or self.verdict.failed
+        return self.status in ("missing", "stale")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """All targets of one ``check`` run.
+
+    ``notes`` tell what ``--update`` repaired (interrupted writes finished or discarded,
+    corrupt snapshots rewritten) or what a plain check found unfinished.
+    """
+
+    manifest: str
+    snapshot_dir: str
+    update: bool
+    results: tuple[TargetResult, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Whether the check fails (exit code 1)."""
+        return any(r.failed for r in self.results)
+
+    @property
+    def errors(self) -> tuple[TargetResult, ...]:
+        """Targets whose code failed (the check exits 3 after reporting every target)."""
+        return tuple(r for r in self.results if r.status == "error")
+
+    def counts(self) -> dict[str, int]:
+        """How many targets have each status."""
+        return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+
+    def counts_line(self) -> str:
+        """``2 unchanged, 1 changed``; what an empty run (a shard with no target) checked."""
+        counts = ", ".join(f"{n} {s}" for s, n in self.counts().items() if n)
+        return counts or "no target to check (an empty manifest, or a --shard with none)"

@@ -1,0 +1,119 @@
+"""Rich tables for snapshot diffs and ``check`` reports (the diff text itself is written raw)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from jaxinspect.renderers.fit import Col, FitTable
+from jaxinspect.snapshot.text import (
+    format_delta,
+    format_metric,
+    text_change_line,
+    toolchain_line,
+)
+
+if TYPE_CHECKING:
+    from jaxinspect.snapshot.checkreport import CheckReport, TargetResult
+    from jaxinspect.snapshot.diffreport import SnapshotDiff
+    from jaxinspect.snapshot.thresholds import Verdict
+
+_STATUS_STYLE = {
+    "error": "bold red",
+    "unchanged": "green",
+    "changed": "yellow",
+    "new": "cyan",
+    "missing": "red",
+    "stale": "magenta",
+}
+
+
+def render_diff_summary(diff: SnapshotDiff, verdict: Verdict | None) -> RenderableType:
+    """Toolchain note first, then the verdict, op changes, metric deltas and text line counts."""
+    parts: list[RenderableType] = []
+    note = toolchain_line(diff)
+    if note:
+        parts.append(Text(note, style="bold magenta"))
+    parts.append(_verdict_text(diff, verdict))
+    if diff.op_changes:
+        ops = FitTable(
+            [
+                Col("stage"),
+                Col("op"),
+                *(Col(c, justify="right") for c in ("before", "after", "Δ")),
+            ],
+            title="Ops",
+        )
+        for c in diff.op_changes:
+            ops.add_row(c.stage, c.op, str(c.before), str(c.after), f"{c.after - c.before:+d}")
+        parts.append(ops)
+    if diff.changed_metrics:
+        metrics = FitTable(
+            [Col("metric"), *(Col(c, justify="right") for c in ("before", "after", "Δ"))],
+            title="Metrics",
+        )
+        for m in diff.changed_metrics:
+            metrics.add_row(
+                m.name,
+                format_metric(m.name, m.before),
+                format_metric(m.name, m.after),
+                format_delta(m),
+            )
+        parts.append(metrics)
+    for change in diff.texts:
+        parts.append(Text(text_change_line(change)))
+    return Group(*parts)
+
+
+def render_check(report: CheckReport) -> RenderableType:
+    """One row per target, then each changed target's summary."""
+    table = FitTable(
+        [Col("target", kind="path"), Col("status"), Col("details", kind="prose")],
+        title=f"jaxinspect check ({report.manifest})",
+        boxed=True,
+    )
+    for r in report.results:
+        status = r.status + (" (written)" if r.written else " (removed)" if r.removed else "")
+        table.add_row(r.name, Text(status, style=_STATUS_STYLE[r.status]), _details(r))
+    counts = report.counts_line()
+    verdict = "FAILED" if report.failed else "passed"
+    parts: list[RenderableType] = [table, Text(f"{verdict}: {counts}")]
+    for r in report.results:
+        if r.diff is not None and r.status == "changed":
+            parts.append(Text(f"\n{r.name}", style="bold"))
+            parts.append(render_diff_summary(r.diff, r.verdict))
+    return Group(*parts)
+
+
+def _verdict_text(diff: SnapshotDiff, verdict: Verdict | None) -> RenderableType:
+    if diff.identical:
+        return Text("identical", style="green")
+    lines = [Text("different", style="yellow bold")]
+    if verdict is not None:
+        if verdict.failed:
+            lines += [Text(f"  fails {t}", style="red") for t in verdict.tripped]
+        else:
+            lines.append(Text("  within the --fail-on thresholds", style="green"))
+        lines += [Text(f"  note: {n}") for n in verdict.notes]
+    return Group(*lines)
+
+
+def _details(result: TargetResult) -> str:
+    if result.error is not None:
+        return result.error.splitlines()[0]
+    if result.status == "missing":
+        return "no stored snapshot (run check --update)"
+    if result.status == "stale":
+        return "no target produces it" + ("; removed" if result.removed else "")
+    diff = result.diff
+    if diff is None:
+        return ""
+    bits = [f"{c.stage} +{c.added} -{c.removed}" for c in diff.texts]
+    note = toolchain_line(diff)
+    if note:
+        bits.append(note)
+    if result.verdict is not None and result.verdict.failed:
+        bits.extend(result.verdict.tripped)
+    return "; ".join(bits)

@@ -1,0 +1,1 @@
+"""`stages` (and `jaxpr`, `stablehlo`, `hlo`): the inspection runner, cases, report, renderers."""

@@ -1,0 +1,327 @@
+"""The ``stages`` use case: target + spec + options -> one ``InspectionReport``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+import jaxlib
+import numpy as np
+
+from jaxinspect import jaxapi
+from jaxinspect.base.inspection import (
+    CostSummary,
+    InspectionReport,
+    MemorySummary,
+    StageText,
+    Timings,
+)
+from jaxinspect.inputs.adapt import bind_target
+from jaxinspect.inputs.arrays import (
+    abstract_tree,
+    build_call,
+    check_input_size,
+    concrete_tree,
+    describe_args,
+    dynamic_only,
+    input_bytes,
+)
+from jaxinspect.inputs.binding import CallPlan
+from jaxinspect.inputs.factories import Resolver
+from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
+from jaxinspect.inputs.placedshards import argument_shardings, output_infos
+from jaxinspect.inputs.spec import Spec
+from jaxinspect.inputs.target import LoadedTarget, load_target
+from jaxinspect.inputs.transform_apply import composition, transform_target
+from jaxinspect.inputs.transforms import Transform
+from jaxinspect.pipeline import analyses as collect
+from jaxinspect.pipeline import histograms as hloinfo
+from jaxinspect.pipeline.aliasing import buffer_aliases
+from jaxinspect.pipeline.analyses import Reasons
+from jaxinspect.pipeline.backend import compiled_devices, describe_device
+from jaxinspect.pipeline.execute import time_calls
+from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
+from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
+from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
+from jaxinspect.stages.memoryfit import estimate_peak
+from jaxinspect.stages.sections import SECTIONS
+from jaxinspect.topologies.gpu import target_phrase, topology_caveat
+from jaxinspect.topologies.tpu import device_capacity
+from jaxinspect.xla.collectivemodel import CollectiveSummary
+from jaxinspect.xla.collectives import MeshLayout, find_collectives
+
+# The last pipeline step each report section needs.
+_NEEDS = {"jaxpr": "trace", "stablehlo": "lower"}
+_STEP_ORDER = ("trace", "lower", "compile")
+
+
+@dataclass(frozen=True, slots=True)
+class InspectOptions:
+    """What a ``stages`` run computes.
+
+    Attributes:
+        backend: Platform to compile for (``cpu``, ``gpu``, ``tpu``...); ``None`` = JAX's default.
+        sections: Report sections to compute; the pipeline stops after the last step they need.
+        execute: Whether to run the executable for first-call and cached-call timings.
+        runs: Number of cached calls; ``None`` calibrates to a small time budget.
+        seed: Seed of the generated inputs.
+        max_input_bytes: Refuse to generate inputs larger than this.
+        transforms: JAX transformations to wrap the target in; the spec describes the
+            transformed function's arguments.
+    """
+
+    backend: str | None = None
+    sections: tuple[str, ...] = SECTIONS
+    execute: bool = True
+    runs: int | None = None
+    seed: int = 0
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
+    #: ``--transform`` chain applied to the target before jit, innermost first.
+    transforms: tuple[Transform, ...] = ()
+    #: Receives the progress of a long series of timed calls (slow calls); ``None``: silent.
+    progress: ProgressSink | None = None
+    #: XLA options for the run's one compilation (a dump folder: ``pipeline/dumps.py``).
+    compiler_options: Mapping[str, Any] | None = None
+
+    @property
+    def last_step(self) -> str:
+        """The last of trace/lower/compile that the selected sections need."""
+        needed = [_NEEDS.get(s, "compile") for s in self.sections]
+        return max(needed, key=_STEP_ORDER.index) if needed else "trace"
+
+
+def inspect_target(target: str, spec: Spec, options: InspectOptions) -> InspectionReport:
+    """Load ``target`` and inspect it; see ``run_inspection``."""
+    return run_inspection(load_target(target), spec, options)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """A target bound to a spec on one device, with the abstract arguments to trace it with.
+
+    Attributes:
+        function: What to ``jax.jit``: the target, or the target adapted to arguments built
+            by ``from:`` factories (and to a callable pytree's own arrays).
+        resolver: The factories' abstract results, shared by abstract and concrete inputs.
+    """
+
+    loaded: LoadedTarget
+    spec: Spec
+    plan: CallPlan
+    placement: Placement
+    args: list[Any]
+    kwargs: dict[str, Any]
+    function: Any
+    resolver: Resolver
+
+    @property
+    def target(self) -> str:
+        """The target as the user wrote it."""
+        return self.loaded.ref.spec
+
+    @property
+    def device(self) -> Any:
+        """The first device of the run (the only one without a mesh)."""
+        return self.placement.device
+
+    def concrete_inputs(self, seed: int, max_bytes: int) -> tuple[list[Any], dict[str, Any]]:
+        """Seeded inputs on the device for calling the ``Compiled`` (statics left out).
+
+        Raises:
+            UsageError: The inputs would exceed ``max_bytes``.
+        """
+        check_input_size(self.input_bytes, max_bytes)
+        rng = np.random.default_rng(seed)
+        concrete = build_call(
+            self.plan, lambda node: concrete_tree(node, rng, self.placement, self.resolver)
+        )
+        return dynamic_only(self.plan, *concrete)
+
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of all concrete inputs, the arrays of ``from:`` factories included."""
+        return input_bytes(self.plan, self.resolver)
+
+
+def x64_mode(spec: Spec) -> Any:
+    """Context manager: 64-bit mode exactly when the spec has a 64-bit leaf (it changes results)."""
+    return jax.enable_x64(spec.needs_x64)
+
+
+def prepare_call(loaded: LoadedTarget, spec: Spec, backend: str | None) -> PreparedCall:
+    """Bind ``spec`` to the target and build abstract arguments; call inside ``x64_mode``.
+
+    ``from:`` factories are evaluated here, abstractly.
+
+    Raises:
+        SpecError: The spec (or a factory's result) does not fit the function's signature.
+        TargetError: jax.jit cannot use the target as a function.
+        UsageError: The backend is unavailable.
+        StageError: A ``from:`` factory raised.
+    """
+    placement = place(spec, backend)  # first: CPU devices are set up before JAX starts
+    resolver = Resolver()
+    bound = bind_target(loaded.function, spec, target=loaded.ref.spec, resolver=resolver)
+    args, kwargs = build_call(bound.plan, lambda node: abstract_tree(node, placement, resolver))
+    function = bound.function
+    if spec.out_shardings is not None:
+        function = constrain_outputs(function, spec.out_shardings, placement)
+    return PreparedCall(loaded, spec, bound.plan, placement, args, kwargs, function, resolver)
+
+
+def run_inspection(
+    loaded: LoadedTarget, spec: Spec, options: InspectOptions
+) -> tuple[InspectionReport, StageArtifacts]:
+    """Run the pipeline once and collect the report, returning JAX's stage objects too.
+
+    Commands that need more than the report (snapshots, per-op cost) read the artifacts
+    instead of compiling again.
+
+    Raises:
+        SpecError: The spec does not fit the function's signature.
+        UsageError: The backend is unavailable or the inputs exceed the size limit.
+        StageError: The user's function failed in a stage.
+    """
+    target = loaded.ref.spec
+    chain = composition(loaded, options.transforms)
+    loaded = transform_target(loaded, options.transforms)
+    with x64_mode(spec):
+        call = prepare_call(loaded, spec, options.backend)
+        artifacts = run_pipeline(
+            call.function,
+            call.plan,
+            call.args,
+            call.kwargs,
+            target=target,
+            until=options.last_step,
+            compiler_options=None
+            if options.compiler_options is None
+            else dict(options.compiler_options),
+        )
+        artifacts = replace(artifacts, call=call)
+        reasons: list[tuple[str, str]] = []
+        timings = _time_execution(call, artifacts, options, reasons)
+        cost, memory = _analyses(call, artifacts, options, reasons)
+        # Name the platform XLA compiled for, not merely the one that was asked for.
+        devices = compiled_devices(artifacts.compiled, call.placement.devices)
+        compiled = artifacts.compiled
+        shardings = None if compiled is None else argument_shardings(compiled, call.plan)
+        report = InspectionReport(
+            target=target,
+            function_name=str(artifacts.traced.fun_name),
+            composition=chain,
+            backend=devices[0].platform,
+            devices=tuple(describe_device(d) for d in devices),
+            device_kind=str(devices[0].device_kind),
+            topology=call.placement.topology,
+            caveat=topology_caveat(call.placement.topology),
+            mesh=None if call.spec.mesh is None else call.spec.mesh.axes,
+            outputs=() if compiled is None else output_infos(compiled),
+            collectives=None if compiled is None else _collectives(compiled, call.placement),
+            jax_version=jax.__version__,
+            jaxlib_version=jaxlib.__version__,
+            x64=spec.needs_x64,
+            args=describe_args(call.plan, call.resolver, shardings),
+            stages=_stage_texts(artifacts),
+            cost=cost,
+            memory=memory,
+            timings=timings,
+            unavailable=tuple(reasons),
+        )
+    return report, artifacts
+
+
+def _time_execution(
+    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+) -> Timings:
+    """Step timings, plus first-call and cached-call times when the executable runs."""
+    timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
+    compiled = artifacts.compiled
+    topology = call.placement.topology
+    if compiled is None or not options.execute or "timings" not in options.sections or topology:
+        why = "--no-execute" if not options.execute else "not requested (--stage)"
+        if topology:
+            why = f"compiled for {target_phrase(topology)} from this host; nothing runs here"
+        reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
+        return timings
+    args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
+    inputs = split_donated(call.plan, args, kwargs)  # donated ones are copied for every call
+    first, cached = time_calls(
+        compiled, inputs, runs=options.runs, target=call.target, progress=options.progress
+    )
+    return replace(timings, first_call_s=first, cached_call=cached)
+
+
+def _analyses(
+    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+) -> tuple[CostSummary | None, MemorySummary | None]:
+    """Cost and memory of the compiled program, with donation's aliasing; none before compile."""
+    compiled = artifacts.compiled
+    if compiled is None:
+        reasons += _skipped_after(artifacts)
+        return None, None
+    cost = None
+    if "cost" in options.sections:  # per-op analysis is not free: only when shown
+        cost = collect.collect_cost(compiled, reasons)
+    else:
+        reasons.append(("cost", "not requested (--stage)"))
+    memory = collect.collect_memory(compiled, call.device.platform, reasons)
+    if memory is not None:
+        aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
+        memory = replace(memory, donated=call.plan.donated, aliases=aliases)
+        memory = _with_fit(memory, call.placement.devices, reasons)
+    return cost, memory
+
+
+def _collectives(compiled: Any, placement: Placement) -> CollectiveSummary:
+    """The program's collectives, their device groups named by the run's mesh axes."""
+    text = jaxapi.hlo_module_text(
+        jaxapi.optimized_hlo_module(compiled, "the collectives"),
+        large_constants=False,
+        metadata=True,
+        control_dependencies=False,
+    )
+    spec = placement.mesh_spec
+    return find_collectives(text, None if spec is None else MeshLayout(spec.axes))
+
+
+def _with_fit(memory: MemorySummary, devices: tuple[Any, ...], reasons: Reasons) -> MemorySummary:
+    """The memory fit against one device's capacity, where the device table knows it."""
+    if devices[0].platform == "cpu":
+        reasons.append(("memory.capacity_bytes", "a CPU device has no fixed memory of its own"))
+        reasons.append(("memory.fits", "no capacity to fit against"))
+        return memory
+    capacity, source = device_capacity(devices)
+    peak = estimate_peak(memory)
+    if capacity is None or peak is None:
+        reasons.append(("memory.capacity_bytes", source))
+        reasons.append(("memory.fits", "no capacity or no peak to compare"))
+        return replace(memory, capacity_bytes=capacity)
+    return replace(memory, capacity_bytes=capacity, fits=peak.bytes <= capacity)
+
+
+def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
+    """Each IR that was produced, with its operation histogram read from JAX's objects."""
+    traced, lowered, compiled = artifacts.traced, artifacts.lowered, artifacts.compiled
+    stages = [StageText("jaxpr", str(traced.jaxpr), hloinfo.jaxpr_op_counts(traced.jaxpr))]
+    if lowered is not None:
+        counts = hloinfo.stablehlo_op_counts(lowered.compiler_ir())
+        stages.append(StageText("stablehlo", lowered.as_text(), counts))
+    if compiled is not None:
+        module = jaxapi.optimized_hlo_module(compiled, "the hlo stage")
+        text = jaxapi.optimized_hlo_text(compiled)
+        stages.append(StageText("hlo", text, hloinfo.hlo_op_counts(module)))
+    return tuple(stages)
+
+
+def _skipped_after(artifacts: StageArtifacts) -> list[tuple[str, str]]:
+    why = "not requested (--stage): the pipeline stopped before compile"
+    out = [("stages.hlo", why), ("cost", why), ("memory", why), ("timings.compile_s", why)]
+    if artifacts.lowered is None:
+        out += [
+            ("stages.stablehlo", why.replace("compile", "lower")),
+            ("timings.lower_s", why.replace("compile", "lower")),
+        ]
+    return out

@@ -1,0 +1,256 @@
+"""Per-instruction cost of the optimized HLO, loop bodies multiplied by their trip counts."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from jaxinspect.xla.fusionsplit import CostShare, split_fusion
+from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.xla.opcache import OpCostCache
+from jaxinspect.xla.ownership import UserCode
+from jaxinspect.xla.shapes import element_type, shape_bytes
+from jaxinspect.xla.sourcemap import FrameTable, SourceLocation, parse_frame_table
+from jaxinspect.xla.xlacost import UncostedError, XlaCost
+
+#: Flag kinds that make the loop-aware figure a lower bound.
+LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
+
+
+@dataclass(frozen=True, slots=True)
+class OpCost:
+    """One top-level instruction of the entry computation or of a loop body."""
+
+    name: str
+    computation: str
+    opcode: str
+    shape: str
+    dtype: str | None
+    fusion_kind: str | None
+    fused_ops: tuple[tuple[str, int], ...]
+    custom_call_target: str | None
+    runs: int  # executions per program run: the product of the enclosing trip counts
+    per_run: XlaCost | None  # XLA's figure for one execution; None = XLA does not count it
+    input_bytes: int
+    output_bytes: int
+    op_name: str | None
+    source: SourceLocation | None
+    #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
+    shares: tuple[CostShare, ...] = ()
+    #: No source metadata at all: XLA made the instruction (copies, backward convolutions).
+    created_by_xla: bool = False
+
+    @property
+    def total(self) -> XlaCost | None:
+        """Cost over the whole program run (``per_run`` x ``runs``)."""
+        return None if self.per_run is None else self.per_run.scaled(self.runs)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopInfo:
+    """A while loop: its computations, trip count and how often the loop itself runs."""
+
+    name: str
+    computation: str
+    body: str
+    condition: str
+    trip_count: int | None
+    runs: int
+    source: SourceLocation | None
+
+
+@dataclass(frozen=True, slots=True)
+class CostFlag:
+    """An instruction whose cost is not (fully) in the totals, and why."""
+
+    kind: str  # custom-call, unknown-trip-count, conditional, unanalysed
+    instruction: str
+    computation: str
+    #: A short sentence shared by every instruction flagged for the same cause (grouped on).
+    reason: str
+    #: What is particular to this instruction (XLA's own message), else ``reason`` again.
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramCost:
+    """Per-op costs of one optimized module and their totals."""
+
+    ops: tuple[OpCost, ...]
+    loops: tuple[LoopInfo, ...]
+    flags: tuple[CostFlag, ...]
+    #: SPMD partitions of the module: above 1, every figure is per device, not global.
+    partitions: int = 1
+
+    @property
+    def loop_aware(self) -> XlaCost:
+        """Sum over ops of cost x runs: each loop body counted as often as it runs."""
+        return _sum(op.total for op in self.ops)
+
+    @property
+    def counted_once(self) -> XlaCost:
+        """Sum over ops, each counted once: XLA's own way of adding up a module."""
+        return _sum(op.per_run for op in self.ops)
+
+    @property
+    def lower_bound(self) -> bool:
+        """True when some work is left out of the totals (custom calls, unknown trip counts)."""
+        return any(flag.kind in LOWER_BOUND_KINDS for flag in self.flags)
+
+
+def _sum(costs: Any) -> XlaCost:
+    total = XlaCost()
+    for cost in costs:
+        if cost is not None:
+            total = total.plus(cost)
+    return total
+
+
+def analyse_module(
+    text: str, client: Any, user: UserCode, *, split_fusions: bool = True
+) -> tuple[ProgramCost, FrameTable]:
+    """Cost every instruction of a module printed with metadata and large constants.
+
+    Args:
+        text: ``HloModule.to_string`` output (metadata and frame tables included).
+        client: The backend client whose cost model XLA applies.
+        user: Whose frames are the user's (``--user-code``) and which are libraries.
+        split_fusions: Also cost each fused instruction, to share a fusion's FLOPs among
+            source lines (not needed for totals; about doubles the work).
+    """
+    hlo = parse_module(text)
+    frames = parse_frame_table(text)
+    walker = _Walker(hlo, frames, client, user, split_fusions)
+    walker.walk(hlo.entry, 1)
+    partitions = re.search(r"\bnum_partitions=(\d+)", hlo.header)
+    program = ProgramCost(
+        tuple(walker.ops),
+        tuple(walker.loops),
+        tuple(walker.flags),
+        int(partitions.group(1)) if partitions else 1,
+    )
+    return program, frames
+
+
+class _Walker:
+    """Depth-first walk from the entry into loop bodies, accumulating rows."""
+
+    def __init__(
+        self,
+        hlo: HloText,
+        frames: FrameTable,
+        client: Any,
+        user: UserCode,
+        split_fusions: bool,
+    ) -> None:
+        self.hlo, self.frames, self.client, self.user = hlo, frames, client, user
+        self.split_fusions = split_fusions
+        self.xla = OpCostCache(hlo, client)  # each distinct instruction costed once
+        self.ops: list[OpCost] = []
+        self.loops: list[LoopInfo] = []
+        self.flags: list[CostFlag] = []
+
+    def walk(self, comp: HloComputation, runs: int) -> None:
+        for instr in comp.instructions:
+            if instr.opcode == "while":
+                self._loop(comp, instr, runs)
+            elif instr.opcode == "call" and instr.callee("to_apply"):
+                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs)
+            elif instr.opcode != "parameter":
+                self.ops.append(self._op(comp, instr, runs))
+
+    def _loop(self, comp: HloComputation, instr: HloInstr, runs: int) -> None:
+        body, cond = str(instr.callee("body")), str(instr.callee("condition"))
+        trips = instr.trip_count
+        source = self._source(instr)
+        self.loops.append(LoopInfo(instr.name, comp.name, body, cond, trips, runs, source))
+        if trips is None:
+            why = "XLA proved no trip count: the body is counted once per run of the loop"
+            self._flag("unknown-trip-count", instr, comp, why)
+        for callee, executions in instr.loop_runs(runs):
+            self.walk(self.hlo.computation(callee), executions)
+
+    def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
+        per_run = self._xla_cost(comp, instr)
+        if instr.opcode == "conditional":
+            self._flag(
+                "conditional",
+                instr,
+                comp,
+                "data-dependent branch: XLA's figure is the costliest branch, per run",
+            )
+        inputs = sum(shape_bytes(comp.instruction(o).shape) for o in dict.fromkeys(instr.operands))
+        return OpCost(
+            name=instr.name,
+            computation=comp.name,
+            opcode=instr.opcode,
+            shape=instr.shape,
+            dtype=element_type(instr.shape),
+            fusion_kind=instr.fusion_kind,
+            fused_ops=self._fused_ops(instr),
+            custom_call_target=instr.custom_call_target,
+            runs=runs,
+            per_run=per_run,
+            input_bytes=inputs,
+            output_bytes=shape_bytes(instr.shape),
+            op_name=instr.op_name,
+            source=self._source(instr),
+            shares=self._shares(instr, per_run),
+            created_by_xla=instr.created_by_xla,
+        )
+
+    def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
+        if (
+            not self.split_fusions
+            or instr.opcode != "fusion"
+            or per_run is None
+            or not per_run.flops + per_run.transcendentals
+        ):
+            return ()
+        return split_fusion(self.xla, instr, self.frames, self.user)
+
+    def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
+        """XLA's figure, or ``None`` (flagged) where it has none."""
+        target = instr.custom_call_target
+        try:
+            cost = self.xla.cost(comp, instr)
+        except UncostedError as exc:
+            if instr.opcode.endswith("-done"):
+                # The wait of an async pair (slice-done, copy-done on TPU): its work is the
+                # -start's, which is costed; XLA cannot read the done alone.
+                return XlaCost()
+            if instr.opcode != "custom-call":
+                self._flag("unanalysed", instr, comp, exc.reason, exc.detail)
+                return None
+            # XLA answers -1 ("unknown") for custom calls it cannot model (LAPACK on CPU).
+            why = "XLA has no cost model for it"
+            self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
+            return None
+        except (KeyError, ValueError) as exc:  # the printed instruction did not parse back
+            why = "jaxinspect could not wrap the instruction alone"
+            self._flag("unanalysed", instr, comp, why, f"{type(exc).__name__}: {exc}"[:200])
+            return None
+        if instr.opcode == "custom-call" and not cost.flops:
+            # Some backends model library calls (cuBLAS GEMMs on GPU); zero FLOPs means not.
+            why = "XLA counts its bytes but no FLOPs"
+            self._flag("custom-call", instr, comp, f"target {target!r}: {why}")
+        return cost
+
+    def _flag(
+        self, kind: str, instr: HloInstr, comp: HloComputation, reason: str, detail: str = ""
+    ) -> None:
+        self.flags.append(CostFlag(kind, instr.name, comp.name, reason, detail or reason))
+
+    def _fused_ops(self, instr: HloInstr) -> tuple[tuple[str, int], ...]:
+        callee = instr.callee("calls") if instr.opcode == "fusion" else None
+        if callee is None:
+            return ()
+        counts = Counter(
+            i.opcode for i in self.hlo.computation(callee).instructions if i.opcode != "parameter"
+        )
+        return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def _source(self, instr: HloInstr) -> SourceLocation | None:
+        return self.frames.user_location(instr.stack_frame_id, self.user)

@@ -1,0 +1,224 @@
+"""HLO op histograms read from text: opcodes outside fused computations (no jax import).
+
+A computation runs from its header line (``%name (...) -> ... {``, or ``ENTRY %name ...``) to
+the next header; a fused computation is one a ``fusion(...)`` instruction ``calls=``. Every
+pattern below stays within one line, so a line's contribution depends on that line and on the
+header above it alone: that is what lets ``counts_after`` update a histogram from a line diff.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from jaxinspect.textdiff.linematch import Change
+
+# The first " = " of an instruction line is its assignment (metadata and configs have none).
+_OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
+_HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
+_FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
+# XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
+_KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class HloCount:
+    """A module's op counts and its fusion calls, with the text they were counted in."""
+
+    ops: Counter[str]  # opcodes outside fused computations
+    calls: Counter[str]  # computation name -> fusion instructions that call it
+    text: str
+
+
+# Up to this many names, str.find per name beats one regex scan of every header.
+_FEW_BODIES = 16
+
+
+def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
+    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats)."""
+    wanted = set(names)
+    if len(wanted) > _FEW_BODIES:
+        bodies = [body for body in _bodies(text)[1] if body[0] in wanted]
+    else:  # a change fuses or unfuses a few computations: find them, skip the header scan
+        bodies = [body for name in wanted for body in _bodies_named(text, name)]
+    ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
+    for name, start, stop in bodies:
+        ops[name].update(_OPCODE.findall(text, start, stop))
+    return ops
+
+
+def count_hlo(text: str) -> HloCount:
+    """Opcode counts outside fused computations, with what ``counts_after`` needs."""
+    calls = fusion_calls(text)
+    top, bodies = _bodies(text)
+    # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
+    # costs more than scanning it (fresh memory is slow to touch).
+    ops = _OPCODE.findall(text, 0, top)
+    for name, start, stop in bodies:
+        if name not in calls:
+            ops += _OPCODE.findall(text, start, stop)
+    return HloCount(Counter(ops), calls, text)
+
+
+def _bodies(text: str) -> tuple[int, list[tuple[str, int, int]]]:
+    """Where the first header starts, and ``(name, start, stop)`` of each computation's body.
+
+    A body runs from the end of its header to the start of the next header.
+    """
+    headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(text)]
+    starts = [*(start for _, start, _ in headers), len(text)]
+    bodies = [(name, end, stop) for (name, _, end), stop in zip(headers, starts[1:], strict=True)]
+    return starts[0], bodies
+
+
+def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
+    """The bodies that ``_bodies`` would list under ``name``, found with ``str.find``."""
+    found = []
+    needle = f"%{name} "  # operands are followed by "," or ")": this is nearly always a header
+    pos = text.find(needle)
+    while pos >= 0:
+        line_start = text.rfind("\n", 0, pos)
+        header = _HEADER.match(text, line_start) if line_start >= 0 else None
+        if header is not None and header.group(1) == name:
+            following = _HEADER.search(text, header.end())
+            found.append((name, header.end(), following.start() if following else len(text)))
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+def fusion_calls(text: str) -> Counter[str]:
+    """Computations that ``fusion(`` instructions call: the first ``calls=%name`` after each."""
+    callees = _KIND_CALL.findall(text)
+    if len(callees) != text.count(" fusion("):  # not one per fusion as XLA prints them
+        callees = _FUSED_CALL.findall(text)
+    return Counter(callees)
+
+
+def counts_after(old: HloCount, a: str, b: str, changes: tuple[Change, ...]) -> Counter[str] | None:
+    """The counts of ``b`` from those of ``a`` and their line changes (``None``: count ``b``).
+
+    Each computation's ops change by its removed and added lines, and by the unchanged lines
+    that a changed header moves into or out of it; computations that become fused or unfused
+    add or drop their whole body. Only a line moving to or from the top is left to a count.
+    """
+    delta = line_delta(a, b, changes)
+    return None if delta is None else apply_delta(old, delta)
+
+
+@dataclass(frozen=True, slots=True)
+class LineDelta:
+    """What a line diff changes, by computation: its ops, and the fusion calls it makes."""
+
+    ops: dict[str | None, Counter[str]]  # computation (None: the top) -> ops added or removed
+    calls: Counter[str]  # computation -> fusion calls of it added (+) or removed (-)
+
+
+def line_delta(a: str, b: str, changes: tuple[Change, ...]) -> LineDelta | None:
+    """The first half of ``counts_after``: needs the texts and their diff, not ``a``'s counts.
+
+    ``None`` where a line moves to or from the top, where no header is read.
+    """
+    calls: Counter[str] = Counter()
+    for change in changes:
+        calls.subtract(fusion_calls("\n".join(change.removed)))
+        calls.update(fusion_calls("\n".join(change.added)))
+    delta: defaultdict[str | None, Counter[str]] = defaultdict(Counter)
+    above_a, above_b = _HeaderTracker(a), _HeaderTracker(b)
+    for k, change in enumerate(changes):
+        if change.a_lo == 0 and not (change.removed and change.added):
+            return None
+        after_a = _attribute(change.removed, change.a_lo, above_a.name_at(change.a_pos), delta, -1)
+        after_b = _attribute(change.added, change.b_lo, above_b.name_at(change.b_pos), delta, 1)
+        if after_a != after_b:  # unchanged lines up to the next header change computation
+            start = change.b_pos + sum(len(line) + 1 for line in change.added)
+            stop = changes[k + 1].b_pos if k + 1 < len(changes) else len(b)
+            header = _HEADER.search(b, start - 1, stop)
+            moved = Counter(_OPCODE.findall(b, start, header.start() if header else stop))
+            delta[after_a].subtract(moved)
+            delta[after_b].update(moved)
+    return LineDelta(dict(delta), calls)
+
+
+def changed_callees(delta: LineDelta) -> list[str]:
+    """Computations whose count of fusion callers changes: only these can become fused or not."""
+    return [name for name, change in delta.calls.items() if change]
+
+
+def apply_delta(
+    old: HloCount, delta: LineDelta, bodies: dict[str, Counter[str]] | None = None
+) -> Counter[str]:
+    """The second half of ``counts_after``: ``a``'s counts changed by the line delta.
+
+    ``bodies`` is ``body_ops(a, changed_callees(delta))`` if computed already (it needs
+    only ``a`` and the delta, so it can run while ``a`` is being counted).
+    """
+
+    def fused(name: str | None) -> bool:  # None: the text above the first computation
+        return name is not None and old.calls[name] + delta.calls[name] > 0
+
+    flipped = [name for name in changed_callees(delta) if fused(name) != (name in old.calls)]
+    if bodies is None:
+        bodies = body_ops(old.text, flipped)
+    counts = old.ops.copy()
+    for name in flipped:
+        if fused(name):
+            counts.subtract(bodies[name])
+        else:
+            counts.update(bodies[name])
+    for owner, ops in delta.ops.items():
+        if not fused(owner):
+            counts.update(ops)
+    return +counts
+
+
+def _attribute(
+    lines: tuple[str, ...],
+    first: int,
+    name: str | None,
+    delta: defaultdict[str | None, Counter[str]],
+    sign: int,
+) -> str | None:
+    """Add ``sign`` x the ops of ``lines`` (line ``first`` on) to ``delta`` by computation.
+
+    Returns the computation that the line after them belongs to.
+    """
+    for index, line in enumerate(lines, first):
+        header = _HEADER.fullmatch(f"\n{line}") if index and line.startswith(("%", "E")) else None
+        if header is not None:
+            name = header.group(1)
+        elif ops := _OPCODE.findall(line):
+            if sign < 0:
+                delta[name].subtract(ops)
+            else:
+                delta[name].update(ops)
+    return name
+
+
+class _HeaderTracker:
+    """The computation a line offset lies in, for offsets asked in increasing order.
+
+    Each call searches only the text since the previous one, so a whole diff costs one pass.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._searched = 0
+        self._name: str | None = None
+
+    def name_at(self, pos: int) -> str | None:
+        """Name of the last header that ends before line offset ``pos`` (``None``: none)."""
+        text, end = self._text, pos
+        while end > self._searched:
+            brace = text.rfind("{\n", self._searched, end)
+            if brace < 0:
+                break
+            line_start = text.rfind("\n", 0, brace)
+            match = _HEADER.match(text, line_start) if line_start >= 0 else None
+            if match is not None and match.end() == brace + 1:
+                self._name = match.group(1)
+                break
+            end = brace
+        self._searched = pos
+        return self._name
