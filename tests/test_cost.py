@@ -13,6 +13,7 @@ import pytest
 from conftest import sample
 from jaxinspect.cost.analysis import analyse_compiled
 from jaxinspect.cost.breakdown import ProgramCost
+from jaxinspect.cost.costbuild import build_cost_report
 from jaxinspect.cost.hlotext import parse_instruction, parse_module
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.sourcemap import parse_frame_table
@@ -20,7 +21,6 @@ from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.histograms import hlo_op_counts
 from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
-from jaxinspect.reports.cost import build_cost_report
 from jaxinspect.reports.stages import InspectionReport
 
 S = jax.ShapeDtypeStruct

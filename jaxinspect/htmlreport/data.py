@@ -117,12 +117,12 @@ def build_report_data(
         SpecError, UsageError, StageError: As ``stages`` does.
     """
     from jaxinspect.cost.analysis import cost_of_run
+    from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.memoryrun import build_memory_report
     from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.passes import build_passes_report
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.reports.cost import build_cost_report
 
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
     with compilation_dump(passes=True) as dump:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxinspect.cost.sourcemap import SourceLocation
+from jaxinspect.jsonfields import js
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class Collective:
     groups: str
     group_size: int | None
     axes: tuple[str, ...] | None
-    is_async: bool
+    is_async: bool = field(metadata=js("async"))
     instructions: tuple[str, ...]
     trip_count_unknown: bool = False
     op_name: str | None = None

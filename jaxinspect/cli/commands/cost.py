@@ -180,11 +180,11 @@ def _analyse(
     from rich.console import Console
 
     from jaxinspect.cost.analysis import cost_of_run
+    from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
     from jaxinspect.inputs.target import load_target
     from jaxinspect.pipeline.inspection import InspectOptions, run_inspection
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.reports.cost import build_cost_report
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
     options = InspectOptions(backend=backend, sections=("memory",), execute=False)

@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.cost.memoryfit import PEAK_BELOW_LIVE, estimate_peak
+from jaxinspect.cost.memoryfit import PEAK_BELOW_LIVE
 from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
@@ -307,11 +307,10 @@ def _memory_table(report: InspectionReport) -> RenderableType:
         ("peak_memory_in_bytes (XLA)", "peak_bytes", memory.peak_bytes),
         ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
     ]
-    peak = estimate_peak(memory)
     for label, key, value in rows:
         if value is None:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
-        elif key == "peak_bytes" and peak is not None and peak.source == "derived":
+        elif key == "peak_bytes" and memory.peak_source == "derived":
             # The CPU backend's peak leaves out temp: say so where the number surprises.
             why = f"{PEAK_BELOW_LIVE}; the jaxinspect row is the bound"
             table.add_row(label, format_bytes(value), why)
