@@ -8,15 +8,17 @@ metadata says otherwise, with :func:`js`::
     raw: tuple[tuple[str, float], ...] = field(metadata=js("xla_raw", mapping=True))
 
 Tuples become arrays, ``mapping`` tuples of ``(key, value)`` pairs become objects, nested
-dataclasses become objects, and a class's ``JSON_PROPERTIES`` (names of its properties) are
-written beside its fields. The schema generator (``jaxinspect/schemas/generate.py``) reads the
-same metadata, so a document and its schema cannot drift apart.
+dataclasses become objects, and a class's ``JSON_PROPERTIES`` (names of its properties, or
+``(key, property)`` pairs) are written beside its fields. The schema generator
+(``jaxinspect/schemas/generate.py``) reads the same metadata, so a document and its schema
+cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -66,7 +68,9 @@ def _plan(cls: type) -> tuple[tuple[str, str, int], ...]:
         for f in fields(cls)
         if not f.metadata.get(OMIT)
     ]
-    plan += [(name, name, _PLAIN) for name in getattr(cls, "JSON_PROPERTIES", ())]
+    for prop in getattr(cls, "JSON_PROPERTIES", ()):
+        key, attr = (prop, prop) if isinstance(prop, str) else prop
+        plan.append((attr, key, _PLAIN))
     return tuple(plan)
 
 
@@ -76,6 +80,8 @@ def _how(meta: Mapping[str, Any]) -> int:
 
 def encode(value: Any) -> Any:
     """``value`` as JSON-ready Python: dicts, lists, strings, numbers, booleans and ``None``."""
+    if isinstance(value, Enum):
+        return value.value
     if value is None or isinstance(value, str | int | float):
         return value
     if isinstance(value, tuple | list):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange
 from jaxinspect.reports.failures import CaseFailure
 
@@ -26,14 +28,30 @@ class CaseOutcome:
     source: str
     key: CacheKey
     compiled: bool
+    traces: int = field(metadata=js(omit=True))
+    lowerings: int = field(metadata=js(omit=True))
+    compiles: int = field(metadata=js(omit=True))
+    compile_s: float
+    wall_s: float
+    shares_with: str | None = field(metadata=js("shares_executable_with"))
+    nearest: str | None
+    changes: tuple[KeyChange, ...]
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("events",)
+
+    @property
+    def events(self) -> CompileEvents:
+        """The three counts together, as the JSON groups them."""
+        return CompileEvents(self.traces, self.lowerings, self.compiles)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileEvents:
+    """Trace, lowering and compile events counted while one case went through jit."""
+
     traces: int
     lowerings: int
     compiles: int
-    compile_s: float
-    wall_s: float
-    shares_with: str | None
-    nearest: str | None
-    changes: tuple[KeyChange, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +75,8 @@ class SweepReport:
     x64: bool
     cases: tuple[CaseOutcome | FailedCase, ...]
     max_compiles: int | None = None
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_compiles", "exceeded")
 
     @property
     def total_compiles(self) -> int:
