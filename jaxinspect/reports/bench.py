@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.reports.failures import CaseFailure
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
@@ -109,6 +111,34 @@ class ColdRound:
         """The statistics of phase ``name``."""
         return dict(self.phases)[name]
 
+    @property
+    def phase_stats(self) -> dict[str, PhaseStats]:
+        """Phase name -> its statistics, as the JSON writes them."""
+        return dict(self.phases)
+
+    @property
+    def processes(self) -> ColdProcesses:
+        """The processes' own figures, one entry per process, as the JSON writes them."""
+        return ColdProcesses(
+            cache=self.cache,
+            count=len(self.samples),
+            total_s=tuple(s.process_total_s for s in self.samples),
+            cache_requests=tuple(s.cache_requests for s in self.samples),
+            cache_hits=tuple(s.cache_hits for s in self.samples),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ColdProcesses:
+    """The fresh processes of one cold round: the cache setting and, per process, its total
+    seconds and the persistent-cache requests and hits of its compile."""
+
+    cache: str
+    count: int
+    total_s: tuple[float, ...]
+    cache_requests: tuple[int, ...]
+    cache_hits: tuple[int, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class PersistentCacheReport:
@@ -122,11 +152,32 @@ class PersistentCacheReport:
     entry_bytes: int
     #: Whether the folder already held this program before the run (the priming process hit).
     already_populated: bool
-    populated: ColdRound
+    populated: ColdRound = field(metadata=js(omit=True))
     #: Median of the empty round minus median of the populated round, per phase.
-    saved_s: tuple[tuple[str, float], ...]
+    saved_s: tuple[tuple[str, float], ...] = field(metadata=js(mapping=True))
     #: One line per process of the populated round that missed where a hit was expected.
     unexpected_misses: tuple[str, ...]
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("populated", "populated_phases"),
+        ("populated_processes", "populated_processes"),
+        ("all_hits", "all_hits"),
+    )
+
+    @property
+    def populated_phases(self) -> dict[str, PhaseStats]:
+        """The populated round's statistics per phase."""
+        return self.populated.phase_stats
+
+    @property
+    def populated_processes(self) -> ColdProcesses:
+        """The populated round's processes."""
+        return self.populated.processes
+
+    @property
+    def all_hits(self) -> bool:
+        """Whether every process of the populated round hit the cache as expected."""
+        return not self.unexpected_misses
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +201,29 @@ class BenchResult:
     donated: tuple[str, ...]
     #: Without ``--compilation-cache``, the processes ran with the cache disabled; with it,
     #: this is the empty-cache round.
-    cold: ColdRound
+    cold: ColdRound = field(metadata=js(omit=True))
     cached: CachedStats
     pipelined: PipelinedStats
     dispatch: DispatchStats
     persistent_cache: PersistentCacheReport | None
-    #: With ``--save`` or ``--baseline``: the rounds a latency gate judges.
-    gate: GateRounds | None = None
+    #: With ``--save`` or ``--baseline``: the rounds a latency gate judges (stored in the
+    #: baseline file, not in the report).
+    gate: GateRounds | None = field(default=None, metadata=js(omit=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("cold", "cold_phases"),
+        ("cold_processes", "cold_processes"),
+    )
+
+    @property
+    def cold_phases(self) -> dict[str, PhaseStats]:
+        """The cold round's statistics per phase."""
+        return self.cold.phase_stats
+
+    @property
+    def cold_processes(self) -> ColdProcesses:
+        """The cold round's processes."""
+        return self.cold.processes
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +231,7 @@ class SpecFailure:
     """A spec (or case) of a sweep whose benchmark failed; the other specs still ran."""
 
     spec: str
-    failure: CaseFailure
+    failure: CaseFailure = field(metadata=js("error"))
 
     @property
     def exit_code(self) -> int:
@@ -211,11 +278,11 @@ class BenchReport:
     #: ``None`` when no spec could be benchmarked.
     environment: Environment | None
     settings: BenchSettings
-    result: SpecOutcome
+    result: SpecOutcome = field(metadata=js("bench"))
     compare: tuple[SpecOutcome, ...]
     notes: tuple[str, ...]
     #: (JSON path, reason) for every value that is null.
-    unavailable: tuple[tuple[str, str], ...] = ()
+    unavailable: tuple[tuple[str, str], ...] = field(default=(), metadata=js(mapping=True))
 
     @property
     def outcomes(self) -> tuple[SpecOutcome, ...]:
