@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from jaxinspect.bench import baseline
 from jaxinspect.errors import ExitCode
+from jaxinspect.jsonfields import encode, js
 from jaxinspect.renderers.bench import jsondoc as bench
 from jaxinspect.renderers.cases import jsondoc as cases
 from jaxinspect.renderers.cost import jsondoc as cost
@@ -19,6 +23,7 @@ from jaxinspect.renderers.snapshot import jsondoc as snapshot
 from jaxinspect.renderers.stages import jsondoc as stages
 from jaxinspect.renderers.topologies import jsondoc as topologies
 from jaxinspect.reports.failures import CaseFailure
+from jaxinspect.schemas import generate
 
 #: (schema file, the version its serializer writes), one row per JSON report.
 SERIALIZERS = (
@@ -61,3 +66,58 @@ def test_failure_object_drops_the_exception() -> None:
         "stage": "trace",
         "hint": "fix it",
     }
+
+
+@pytest.mark.parametrize("doc", generate.DOCUMENTS, ids=[d.file for d in generate.DOCUMENTS])
+def test_generated_schema_is_current(doc: generate.Document) -> None:
+    # The committed file is what the generator writes from today's report types: a field
+    # added, renamed or left out changes the schema in the same commit.
+    committed = (SCHEMAS_DIR / doc.file).read_text(encoding="utf-8")
+    assert committed == generate.schema_text(doc), "run: python -m jaxinspect.schemas.generate"
+
+
+def test_generator_check_mode_names_a_stale_file(tmp_path: Path) -> None:
+    stale = tmp_path / "recompile.schema.json"
+    stale.write_text("{}\n")
+    assert generate.main(["--check"], folder=tmp_path) == 1
+    assert stale.read_text() == "{}\n"
+    assert generate.main([], folder=tmp_path) == 0
+    assert generate.main(["--check"], folder=tmp_path) == 0
+    assert stale.read_text() == (SCHEMAS_DIR / "recompile.schema.json").read_text()
+
+
+def test_encoder_writes_renames_mappings_flattening_and_properties() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Inner:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Outer:
+        JSON_PROPERTIES: ClassVar[tuple[object, ...]] = ("double", ("half_key", "half"))
+        renamed: int = dataclasses.field(metadata=js("other"))
+        hidden: str = dataclasses.field(metadata=js(omit=True))
+        pairs: tuple[tuple[str, int], ...] = dataclasses.field(metadata=js(mapping=True))
+        inner: Inner = dataclasses.field(metadata=js(flatten=True))
+        items: tuple[Inner, ...] = ()
+        code: ExitCode = ExitCode.OK
+
+        @property
+        def double(self) -> int:
+            return 2 * self.renamed
+
+        @property
+        def half(self) -> float:
+            return self.renamed / 2
+
+    obj = Outer(4, "x", (("k", 1),), Inner(7), (Inner(1),), ExitCode.TARGET_FAILED)
+    assert encode(obj) == {
+        "other": 4,
+        "pairs": {"k": 1},
+        "a": 7,
+        "items": [{"a": 1}],
+        "code": 3,
+        "double": 8,
+        "half_key": 2.0,
+    }
+    with pytest.raises(TypeError, match="no JSON form for object"):
+        encode(object())

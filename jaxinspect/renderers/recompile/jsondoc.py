@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxinspect.jsonfields import encode, encode_object
+from jaxinspect.jsonfields import encode_object
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.reports.recompile import SweepReport
 
@@ -21,9 +21,4 @@ def render_sweep_json(report: SweepReport) -> str:
 
 def sweep_to_dict(report: SweepReport) -> dict[str, Any]:
     """The one JSON shape of a sweep; paths are stable across versions of schema 1."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        **encode_object(report),
-        # A case that ran has no error; one that failed has only its name, source and error.
-        "cases": [c if "error" in c else {**c, "error": None} for c in encode(report.cases)],
-    }
+    return {"schema_version": SCHEMA_VERSION, **encode_object(report)}
