@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from jaxinspect.jsonfields import js
 from jaxinspect.reports.failures import CaseFailure
@@ -180,16 +181,58 @@ class PersistentCacheReport:
         return not self.unexpected_misses
 
 
+#: The most samples in one list of a stored baseline: the bootstrap's cost grows with them
+#: (4,000 resamples of each list), and ``bench`` writes 30 rounds and ``--cold-runs`` (at most
+#: this).
+MAX_SAMPLES = 1_000
+#: The longest sample accepted: a day; past it, a number is not a measured latency.
+MAX_SECONDS = 86_400
+
+
+def seconds_problem(value: Any, *, allow_zero: bool = False) -> str | None:
+    """What a stored list of seconds must be, unless ``value`` is one (for ``decode``)."""
+    if (
+        isinstance(value, list)
+        and 1 <= len(value) <= MAX_SAMPLES
+        and all(_second(v, allow_zero) for v in value)
+    ):
+        return None
+    sign = "finite seconds >= 0" if allow_zero else "positive finite seconds"
+    return f"a list of 1 to {MAX_SAMPLES} {sign}"
+
+
+def _second(value: Any, allow_zero: bool) -> bool:
+    # An int is compared before any float conversion: a 400-digit one would overflow it.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return (value >= 0 if allow_zero else value > 0) and value <= MAX_SECONDS
+
+
+def _count(value: Any, expected: str) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9
+    return None if ok else expected
+
+
+_ROUND_SAMPLES = js(
+    check=seconds_problem,
+    schema={"minItems": 1, "items": {"type": "number", "exclusiveMinimum": 0}},
+)
+
+
 @dataclass(frozen=True, slots=True)
 class GateRounds:
     """A latency gate's samples (``jaxinspect.bench.gate``), seconds per round: the fastest
     and the median of the target's calls, and the fastest call of a fixed reference program
     timed right after (a yardstick of the machine's speed)."""
 
-    calls_per_round: int
-    target_min_s: tuple[float, ...]
-    target_median_s: tuple[float, ...]
-    reference_min_s: tuple[float, ...]
+    calls_per_round: int = field(
+        metadata=js(check=lambda v: _count(v, "a positive integer"), schema={"minimum": 1})
+    )
+    target_min_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
+    target_median_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
+    reference_min_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
 
 
 @dataclass(frozen=True, slots=True)

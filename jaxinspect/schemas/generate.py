@@ -45,8 +45,8 @@ class Document:
     title: str
     description: str
     root: Callable[[], type]  # imported late: reading one schema imports only its report
-    version: int
-    command: str | None = None
+    #: The constant keys written beside the type's (``schema_version``, ``command``...).
+    consts: tuple[tuple[str, object], ...]
     with_id: bool = True
 
 
@@ -54,6 +54,12 @@ def _topologies() -> type:
     from jaxinspect.reports.topologies import TopologiesReport
 
     return TopologiesReport
+
+
+def _baseline() -> type:
+    from jaxinspect.bench.baseline import Baseline
+
+    return Baseline
 
 
 def _recompile() -> type:
@@ -65,6 +71,16 @@ def _recompile() -> type:
 #: The documents whose schema is generated whole, in file-name order.
 DOCUMENTS = (
     Document(
+        file="bench-baseline.schema.json",
+        title="jaxinspect latency baseline",
+        description=(
+            "The file `jaxinspect bench --save FILE` writes and `--baseline FILE` reads: every "
+            "sample a latency gate judges, and the environment they were measured in."
+        ),
+        root=_baseline,
+        consts=(("schema_version", 1), ("kind", "jaxinspect-bench-baseline")),
+    ),
+    Document(
         file="recompile.schema.json",
         title="jaxinspect recompile report",
         description=(
@@ -73,7 +89,7 @@ DOCUMENTS = (
             "really did (counted with jax.monitoring events)."
         ),
         root=_recompile,
-        version=1,
+        consts=(("schema_version", 1),),
     ),
     Document(
         file="topologies.schema.json",
@@ -83,7 +99,7 @@ DOCUMENTS = (
             "shipped target config, from this host (--topology NAME)."
         ),
         root=_topologies,
-        version=2,
+        consts=(("schema_version", 2),),
         with_id=False,
     ),
 )
@@ -97,9 +113,7 @@ def document_schema(doc: Document) -> dict[str, Any]:
     if doc.with_id:
         head["$id"] = _ID + doc.file
     head.update(title=doc.title, description=doc.description)
-    fixed: dict[str, Any] = {"schema_version": {"const": doc.version}}
-    if doc.command is not None:
-        fixed["command"] = {"const": doc.command}
+    fixed = {key: {"const": value} for key, value in doc.consts}
     out = {
         **head,
         "type": "object",
@@ -117,15 +131,19 @@ def schema_text(doc: Document) -> str:
     return _compact(document_schema(doc), 0) + "\n"
 
 
-def _compact(value: Any, depth: int) -> str:
+def _compact(value: Any, depth: int, lead: int = 0) -> str:
+    """``value`` at nesting ``depth``, after ``lead`` characters of its line (its key)."""
     flat = json.dumps(value, ensure_ascii=False)
     pad = "  " * (depth + 1)
-    if len(flat) + len(pad) <= _WIDTH or not isinstance(value, dict | list) or not value:
+    if len(flat) + len(pad) + lead <= _WIDTH or not isinstance(value, dict | list) or not value:
         return flat
     if isinstance(value, list):
         items = [_compact(v, depth + 1) for v in value]
     else:
-        items = [f"{json.dumps(k)}: {_compact(v, depth + 1)}" for k, v in value.items()]
+        items = [
+            f"{json.dumps(k)}: {_compact(v, depth + 1, len(json.dumps(k)) + 2)}"
+            for k, v in value.items()
+        ]
     open_, close = "[]" if isinstance(value, list) else "{}"
     return open_ + "\n" + ",\n".join(pad + i for i in items) + "\n" + "  " * depth + close
 
@@ -145,8 +163,11 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             continue
         value_type = hints[f.name]
         schema = (
-            _mapping_schema(value_type, defs) if meta.get(jsonfields.MAPPING) else None
-        ) or _type_schema(value_type, defs)
+            _mapping_schema(value_type, defs)
+            if meta.get(jsonfields.MAPPING)
+            else _type_schema(value_type, defs)
+        )
+        schema.update(meta.get(jsonfields.SCHEMA, {}))
         properties[meta.get(jsonfields.KEY, f.name)] = _described(
             schema, meta.get(jsonfields.DOC) or notes.get(f.name)
         )
@@ -203,7 +224,7 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
-def _mapping_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any] | None:
+def _mapping_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     """``tuple[tuple[str, V], ...]`` (or ``| None``) written as an object of ``V``."""
     nullable = typing.get_origin(tp) in (types.UnionType, typing.Union)
     inner = next(a for a in typing.get_args(tp) if a is not type(None)) if nullable else tp
