@@ -121,3 +121,48 @@ def test_encoder_writes_renames_mappings_flattening_and_properties() -> None:
     }
     with pytest.raises(TypeError, match="no JSON form for object"):
         encode(object())
+
+
+def test_decode_reads_a_baseline_back_and_names_the_first_wrong_field() -> None:
+    from jaxinspect.bench.baseline import read_baseline
+    from jaxinspect.jsonfields import DecodeError, encode_object
+    from jaxinspect.reports.bench import GateRounds
+
+    document = {
+        "target": "a.py:f",
+        "spec": "x=f32[3]",
+        "environment": {
+            "backend": "cpu",
+            "device_kind": "cpu",
+            "jax_version": "0",
+            "jaxlib_version": "0",
+            "python_version": "3",
+            "platform": "linux",
+            "cpu_count": None,
+            "x64": False,
+        },
+        "gate": {
+            "calls_per_round": 2,
+            "target_min_s": [1],
+            "target_median_s": [0.5],
+            "reference_min_s": [0.25],
+        },  # fmt: skip
+        "cold": {"compile": [0.0, 1.5]},
+    }
+    baseline = read_baseline(document)
+    assert baseline.gate == GateRounds(2, (1.0,), (0.5,), (0.25,))
+    assert baseline.cold == (("compile", (0.0, 1.5)),)
+    assert encode_object(baseline) == document  # read and written by the same description
+    for path, value, expected in [
+        ("environment.x64", "no", "true or false"),
+        ("environment.cpu_count", 0, "a positive integer or null"),
+        ("gate.target_min_s", [0], "a list of 1 to 1000 positive finite seconds"),
+        ("environment.extra", 1, "absent (not one of its fields)"),
+    ]:
+        outer, key = path.split(".")
+        broken = {**document, outer: {**document[outer], key: value}}
+        with pytest.raises(DecodeError) as caught:
+            read_baseline(broken)
+        assert (caught.value.path, caught.value.expected) == (path, expected)
+    with pytest.raises(DecodeError, match="`spec` must be a string"):
+        read_baseline({k: v for k, v in document.items() if k != "spec"})
