@@ -12,7 +12,7 @@ import pytest
 
 from conftest import sample
 from jaxinspect.base.inspection import InspectionReport
-from jaxinspect.cost.report import build_cost_report
+from jaxinspect.cost.costbuild import build_cost_report
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.pipeline.histograms import hlo_op_counts

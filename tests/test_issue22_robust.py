@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, sample
-from jaxinspect.bench.baseline import MAX_BASELINE_BYTES, MAX_SAMPLES, check_identity
+from jaxinspect.bench.baseline import MAX_BASELINE_BYTES, check_identity, read_baseline
+from jaxinspect.bench.report import MAX_SAMPLES
 from jaxinspect.cost.optimes import DEFAULT_RUNS, FEW_RUNS, adapted_runs
 from jaxinspect.errors import UsageError
 from jaxinspect.pipeline.timing.deadline import MAX_TIMEOUT_S
@@ -226,8 +227,12 @@ def test_d12_a_baseline_of_another_target_spec_or_backend_is_exit_2(
     assert result.exit_code == 2 and "for backend 'cpu'" in result.stderr
     # The same target written another way is the same target.
     with pytest.raises(UsageError):
-        check_identity(_baseline("a.py:f"), "b.json", target="a.py:g", spec="x=f32[3]")
-    check_identity(_baseline("./d/../a.py:f"), "b.json", target="a.py:f", spec="x=f32[3]")
+        check_identity(
+            read_baseline(_baseline("a.py:f")), "b.json", target="a.py:g", spec="x=f32[3]"
+        )
+    check_identity(
+        read_baseline(_baseline("./d/../a.py:f")), "b.json", target="a.py:f", spec="x=f32[3]"
+    )
 
 
 def test_d12_allow_other_baseline_needs_a_baseline(run_cli: RunCli, program: Path) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from jaxinspect.errors import ExitCode, JaxInspectError, StageError
+from jaxinspect.jsonfields import js
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,9 @@ class CaseFailure:
     exit_code: ExitCode
     stage: str | None = None
     hint: str | None = None
-    exception: BaseException | None = field(default=None, compare=False, repr=False)
+    exception: BaseException | None = field(
+        default=None, compare=False, repr=False, metadata=js(omit=True)
+    )
 
     @property
     def summary(self) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.collectivemodel import CollectiveSummary
 
 
@@ -38,9 +40,12 @@ class OutputInfo:
 class StageText:
     """One IR stage: its text and a histogram of its operations."""
 
-    name: str
+    #: The key of the stage in the document's ``stages`` object.
+    name: str = field(metadata=js(omit=True))
     text: str
-    op_counts: tuple[tuple[str, int], ...]
+    op_counts: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("line_count",)
 
     @property
     def line_count(self) -> int:
@@ -69,7 +74,7 @@ class CostSummary:
     transcendentals: float | None
     bytes_accessed: float | None
     arithmetic_intensity: float | None
-    raw: tuple[tuple[str, float], ...] = ()
+    raw: tuple[tuple[str, float], ...] = field(default=(), metadata=js("xla_raw", mapping=True))
     #: XLA's own estimate of the run time, seconds (TPU compilers give one); ``None`` elsewhere.
     optimal_seconds: float | None = None
     #: Loop-aware figures beside JAX's own; ``None`` when the HLO could not be analysed.
@@ -107,11 +112,15 @@ class MemorySummary:
     #: Arguments the spec donated (``donate:``), by parameter name.
     donated: tuple[str, ...] = ()
     #: Outputs that XLA placed in input buffers; a donated leaf missing here was not reused.
-    aliases: tuple[BufferAlias, ...] = ()
+    aliases: tuple[BufferAlias, ...] = field(default=(), metadata=js("input_output_aliases"))
     #: Memory of one device of the kind compiled for, from the built-in device table.
     capacity_bytes: int | None = None
     #: Whether the peak (JAX's, or the derived bound where JAX's is implausible) fits in it.
     fits: bool | None = None
+    #: Which peak the fit used: ``"jax"``, or ``"derived"`` where JAX's is below what is live
+    #: for the whole run (the tables say so); ``None``: neither known. Not in the JSON, which
+    #: has both figures.
+    peak_source: str | None = field(default=None, metadata=js(omit=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +132,7 @@ class CallTimings:
     max_s: float
     runs: int
     #: Every call's seconds, in order (for a histogram; the JSON keeps the statistics).
-    samples: tuple[float, ...] = ()
+    samples: tuple[float, ...] = field(default=(), metadata=js(omit=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,13 @@ class Timings:
     compile_s: float | None = None
     first_call_s: float | None = None
     cached_call: CallTimings | None = None
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("cached_call_s",)
+
+    @property
+    def cached_call_s(self) -> float | None:
+        """The cached call's median, the figure most readers want (``None``: not run)."""
+        return None if self.cached_call is None else self.cached_call.median_s
 
 
 @dataclass(frozen=True, slots=True)

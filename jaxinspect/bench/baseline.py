@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from jaxinspect.bench.report import (
     BenchResult,
     Environment,
     GateRounds,
+    seconds_problem,
 )
 from jaxinspect.errors import UsageError
+from jaxinspect.jsonfields import DecodeError, decode, encode_object, js
 
 KIND = "jaxinspect-bench-baseline"
 SCHEMA_VERSION = 1
@@ -39,17 +42,66 @@ MIN_COLD_SAMPLES = 3
 #: A reference program this much faster or slower than at the baseline: another machine.
 MACHINE_SPEED_TOLERANCE = 0.2
 _RULE = re.compile(r"^\s*([\w.]+)\s*>\s*\+\s*(\d+(?:\.\d+)?)\s*%\s*$")
-#: Environment fields that, when they differ, make a comparison less meaningful.
-_ENVIRONMENT = (
-    "backend",
-    "device_kind",
-    "jax_version",
-    "jaxlib_version",
-    "python_version",
-    "platform",
-    "cpu_count",
-    "x64",
-)
+
+
+def _cpu_count(value: Any) -> str | None:
+    ok = value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+    return None if ok else "a positive integer or null"
+
+
+def _cold(value: Any) -> str | tuple[str, str] | None:
+    if not isinstance(value, dict):
+        return "an object"
+    for name, samples in value.items():
+        if name not in COLD_PHASES:
+            return name, f"a cold phase ({', '.join(COLD_PHASES)})"
+        problem = seconds_problem(samples, allow_zero=True)
+        if problem is not None:
+            return name, problem
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineEnvironment:
+    """backend, device_kind, jax/jaxlib/python versions, platform, cpu_count, x64: where the
+    samples were measured; a difference is a note (a failure with --strict-env)."""
+
+    backend: str
+    device_kind: str
+    jax_version: str
+    jaxlib_version: str
+    python_version: str
+    platform: str
+    cpu_count: int | None = field(metadata=js(check=_cpu_count, schema={"minimum": 1}))
+    x64: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """What ``bench --save FILE`` writes and ``--baseline FILE`` reads: every sample a latency
+    gate judges, and the environment they were measured in (with ``schema_version`` and
+    ``kind`` beside them in the file)."""
+
+    target: str
+    spec: str
+    environment: BaselineEnvironment
+    #: Per round (seconds): the fastest and the median of the target's calls, and the
+    #: fastest call of a fixed reference program timed right after (the machine's speed).
+    gate: GateRounds
+    #: Per cold phase, the samples (seconds) of each fresh process.
+    cold: tuple[tuple[str, tuple[float, ...]], ...] = field(
+        metadata=js(
+            mapping=True,
+            check=_cold,
+            schema={
+                "additionalProperties": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "number", "minimum": 0},
+                }
+            },
+        )
+    )
 
 
 def parse_gate_rules(text: str | None) -> tuple[GateRule, ...]:
@@ -80,7 +132,7 @@ def parse_gate_rules(text: str | None) -> tuple[GateRule, ...]:
     return tuple(rules)
 
 
-def baseline_document(report: BenchReport) -> dict[str, Any]:
+def baseline_document(report: BenchReport) -> Baseline:
     """What ``--save`` writes: the main spec's samples and the environment."""
     result = report.result
     if not isinstance(result, BenchResult) or result.gate is None:
@@ -96,46 +148,30 @@ def samples_document(
     environment: Environment,
     gate: GateRounds,
     cold: dict[str, tuple[float, ...]],
-) -> dict[str, Any]:
-    """A baseline document from its parts (``bench --save``, the pytest fixture)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": KIND,
-        "target": target,
-        "spec": spec,
-        "environment": {name: getattr(environment, name) for name in _ENVIRONMENT},
-        "gate": {
-            "calls_per_round": gate.calls_per_round,
-            "target_min_s": list(gate.target_min_s),
-            "target_median_s": list(gate.target_median_s),
-            "reference_min_s": list(gate.reference_min_s),
-        },
-        "cold": {name: list(samples) for name, samples in cold.items()},
-    }
+) -> Baseline:
+    """A baseline from its parts (``bench --save``, the pytest fixture)."""
+    stored = {name: getattr(environment, name) for name in _ENVIRONMENT}
+    return Baseline(target, spec, BaselineEnvironment(**stored), gate, tuple(cold.items()))
 
 
-def save_baseline(path: Path, document: dict[str, Any]) -> None:
-    """Write ``document`` to ``path`` atomically (a reader sees the old file or the new one).
+def save_baseline(path: Path, baseline: Baseline) -> None:
+    """Write ``baseline`` to ``path`` atomically (a reader sees the old file or the new one).
 
     Raises:
         UsageError: The file cannot be written.
     """
+    document = {"schema_version": SCHEMA_VERSION, "kind": KIND, **encode_object(baseline)}
     data = json.dumps(document, indent=2, sort_keys=True) + "\n"
     write_atomically(path, data, what="the baseline")
 
 
 #: The largest baseline file read: a real one is a few kilobytes (30 rounds, a few cold runs).
 MAX_BASELINE_BYTES = 4 * 1024**2
-#: The most samples in one list of a baseline: the bootstrap's cost grows with them (4,000
-#: resamples of each list), and ``bench`` writes 30 rounds and ``--cold-runs`` (at most this).
-MAX_SAMPLES = 1_000
-#: The longest sample accepted: a day; past it, a number is not a measured latency.
-MAX_SECONDS = 86_400
-_GATE_LISTS = ("target_min_s", "target_median_s", "reference_min_s")
-_TOP_KEYS = frozenset({"schema_version", "kind", "target", "spec", "environment", "gate", "cold"})
+#: The keys of a baseline file read before its fields (whether it is one, in this format).
+_FORMAT_KEYS = ("schema_version", "kind")
 
 
-def load_baseline(path: Path) -> dict[str, Any]:
+def load_baseline(path: Path) -> Baseline:
     """The baseline at ``path``, size-bounded and checked field by field before any use.
 
     Raises:
@@ -154,23 +190,23 @@ def load_baseline(path: Path) -> dict[str, Any]:
         document.get("schema_version"), bool
     ):
         raise wrong("schema_version", str(SCHEMA_VERSION))
-    unknown = sorted(str(k) for k in document if k not in _TOP_KEYS)
-    if unknown:
-        raise wrong(unknown[0], "absent (not a field of a baseline)")
-    for key in ("target", "spec"):
-        if not isinstance(document.get(key), str):
-            raise wrong(key, "a string")
-    _check_environment(document.get("environment"), wrong)
-    _check_gate(document.get("gate"), wrong)
-    cold = document.get("cold")
-    if not isinstance(cold, dict):
-        raise wrong("cold", "an object")
-    for name, samples in cold.items():
-        if name not in COLD_PHASES:
-            raise wrong(f"cold.{name}", f"a cold phase ({', '.join(COLD_PHASES)})")
-        if not _seconds(samples, allow_zero=True):
-            raise wrong(f"cold.{name}", f"a list of 1 to {MAX_SAMPLES} finite seconds >= 0")
-    return document
+    try:
+        return read_baseline(document)
+    except DecodeError as exc:
+        raise wrong(exc.path, exc.expected) from None
+
+
+def read_baseline(document: dict[str, Any]) -> Baseline:
+    """A baseline file's fields, each checked as it is read.
+
+    Raises:
+        DecodeError: Names the first field that is wrong.
+    """
+    baseline = decode(Baseline, document, allowed=_FORMAT_KEYS)
+    gate = baseline.gate
+    if len({len(gate.target_min_s), len(gate.target_median_s), len(gate.reference_min_s)}) != 1:
+        raise DecodeError("gate", "lists of the same length (one entry per round)")
+    return baseline
 
 
 def _read_json(path: Path) -> Any:
@@ -194,43 +230,16 @@ def _read_json(path: Path) -> Any:
         raise UsageError(f"baseline {path}: cannot read it as JSON (nested too deeply)") from None
 
 
+#: Environment fields that, when they differ, make a comparison less meaningful.
+_ENVIRONMENT = tuple(f.name for f in fields(BaselineEnvironment))
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number of seconds")
 
 
-def _check_environment(environment: Any, wrong: Any) -> None:
-    if not isinstance(environment, dict):
-        raise wrong("environment", "an object")
-    for name in _ENVIRONMENT:
-        value = environment.get(name)
-        if name == "cpu_count":
-            if value is not None and (not _is_int(value) or value < 1):
-                raise wrong("environment.cpu_count", "a positive integer or null")
-        elif name == "x64":
-            if not isinstance(value, bool):
-                raise wrong("environment.x64", "true or false")
-        elif not isinstance(value, str):
-            raise wrong(f"environment.{name}", "a string")
-
-
-def _check_gate(gate: Any, wrong: Any) -> None:
-    if not isinstance(gate, dict):
-        raise wrong("gate", "an object")
-    unknown = sorted(str(k) for k in gate if k not in (*_GATE_LISTS, "calls_per_round"))
-    if unknown:
-        raise wrong(f"gate.{unknown[0]}", "absent (not a field of a baseline)")
-    calls = gate.get("calls_per_round")
-    if not isinstance(calls, int) or isinstance(calls, bool) or not 1 <= calls <= 10**9:
-        raise wrong("gate.calls_per_round", "a positive integer")
-    for key in _GATE_LISTS:
-        if not _seconds(gate.get(key)):
-            raise wrong(f"gate.{key}", f"a list of 1 to {MAX_SAMPLES} positive finite seconds")
-    if len({len(gate[key]) for key in _GATE_LISTS}) != 1:
-        raise wrong("gate", "lists of the same length (one entry per round)")
-
-
 def check_identity(
-    baseline: dict[str, Any],
+    baseline: Baseline,
     baseline_path: str,
     *,
     target: str,
@@ -245,10 +254,10 @@ def check_identity(
     Raises:
         UsageError: They differ; the message names both (``--allow-other-baseline`` allows it).
     """
-    pairs = [("target", _norm_target(baseline["target"]), _norm_target(target))]
-    pairs.append(("spec", _norm_spec(baseline["spec"]), _norm_spec(spec)))
+    pairs = [("target", _norm_target(baseline.target), _norm_target(target))]
+    pairs.append(("spec", _norm_spec(baseline.spec), _norm_spec(spec)))
     if backend is not None:
-        pairs.append(("backend", baseline["environment"]["backend"], backend))
+        pairs.append(("backend", baseline.environment.backend, backend))
     for what, then, now in pairs:
         if then != now:
             raise UsageError(
@@ -274,7 +283,7 @@ def _norm_spec(spec: str) -> str:
 
 
 def judge(
-    baseline: dict[str, Any],
+    baseline: Baseline,
     baseline_path: str,
     result: BenchResult,
     environment: Environment,
@@ -297,7 +306,7 @@ def judge(
 
 
 def judge_samples(
-    baseline: dict[str, Any],
+    baseline: Baseline,
     baseline_path: str,
     gate: GateRounds,
     cold: dict[str, tuple[float, ...]],
@@ -311,12 +320,12 @@ def judge_samples(
     for rule in rules:
         if rule.metric in STEADY_METRICS:
             field = STEADY_METRICS[rule.metric]
-            old = list(baseline["gate"][field])
+            old = list(getattr(baseline.gate, field))
             new = list(getattr(gate, field))
             kind = "fastest" if rule.metric == "cached.min" else "median"
             method = f"median over rounds of each round's {kind} call, bootstrap"
         else:
-            old = [s for s in baseline["cold"].get(rule.metric, []) if s > 0]
+            old = [s for s in dict(baseline.cold).get(rule.metric, ()) if s > 0]
             new = [s for s in cold.get(rule.metric, ()) if s > 0]
             method = "median of fresh-process samples, bootstrap"
             if min(len(old), len(new)) < MIN_COLD_SAMPLES:
@@ -330,8 +339,8 @@ def judge_samples(
                 )
         ratio, low, high, regressed = decide(new, old, rule.threshold)
         outcomes.append(RuleOutcome(rule, ratio, low, high, regressed, len(old), len(new), method))
-    notes = _environment_notes(baseline["environment"], environment)
-    notes += _machine_speed_note(baseline["gate"]["reference_min_s"], gate.reference_min_s)
+    notes = _environment_notes(baseline.environment, environment)
+    notes += _machine_speed_note(list(baseline.gate.reference_min_s), gate.reference_min_s)
     return GateVerdict(baseline_path, CONFIDENCE, tuple(outcomes), notes, strict_environment)
 
 
@@ -358,29 +367,10 @@ def _machine_speed_note(old: list[float], new: tuple[float, ...]) -> tuple[str, 
     )
 
 
-def _environment_notes(stored: dict[str, Any], now: Environment) -> tuple[str, ...]:
+def _environment_notes(stored: BaselineEnvironment, now: Environment) -> tuple[str, ...]:
     notes = []
     for name in _ENVIRONMENT:
-        then, current = stored.get(name), getattr(now, name)
+        then, current = getattr(stored, name), getattr(now, name)
         if then != current:
             notes.append(f"{name}: baseline {then!r}, this run {current!r}")
     return tuple(notes)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _seconds(value: Any, *, allow_zero: bool = False) -> bool:
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_SAMPLES:
-        return False
-    return all(_second(v, allow_zero) for v in value)
-
-
-def _second(value: Any, allow_zero: bool) -> bool:
-    # An int is compared before any float conversion: a 400-digit one would overflow it.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    if isinstance(value, float) and not math.isfinite(value):
-        return False
-    return (value >= 0 if allow_zero else value > 0) and value <= MAX_SECONDS

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from jaxinspect.jsonfields import js
 
 
 @dataclass(frozen=True, slots=True)
 class GateRule:
     """``cached.median>+10%``: fail when ``metric`` is slower by more than ``threshold``."""
 
-    text: str
+    text: str = field(metadata=js("rule"))
     metric: str  # "cached.median" or a cold phase ("compile", "first_call", ...)
     threshold: float  # 0.10 for +10 %
 
@@ -24,7 +27,7 @@ class RuleOutcome:
     ``1 + threshold``: slower beyond the threshold *and* beyond what the noise explains.
     """
 
-    rule: GateRule
+    rule: GateRule = field(metadata=js(flatten=True))
     ratio: float
     low: float
     high: float
@@ -40,9 +43,11 @@ class GateVerdict:
 
     baseline: str
     confidence: float
-    outcomes: tuple[RuleOutcome, ...]
+    outcomes: tuple[RuleOutcome, ...] = field(metadata=js("rules"))
     environment_notes: tuple[str, ...]
     strict_environment: bool
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("failed",)
 
     @property
     def failed(self) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from jaxinspect.base.failures import CaseFailure
+from jaxinspect.jsonfields import js
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
 #: wall clock from the parent's spawn to the child's first line; the others with perf_counter.
@@ -109,6 +112,34 @@ class ColdRound:
         """The statistics of phase ``name``."""
         return dict(self.phases)[name]
 
+    @property
+    def phase_stats(self) -> dict[str, PhaseStats]:
+        """Phase name -> its statistics, as the JSON writes them."""
+        return dict(self.phases)
+
+    @property
+    def processes(self) -> ColdProcesses:
+        """The processes' own figures, one entry per process, as the JSON writes them."""
+        return ColdProcesses(
+            cache=self.cache,
+            count=len(self.samples),
+            total_s=tuple(s.process_total_s for s in self.samples),
+            cache_requests=tuple(s.cache_requests for s in self.samples),
+            cache_hits=tuple(s.cache_hits for s in self.samples),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ColdProcesses:
+    """The fresh processes of one cold round: the cache setting and, per process, its total
+    seconds and the persistent-cache requests and hits of its compile."""
+
+    cache: str
+    count: int
+    total_s: tuple[float, ...]
+    cache_requests: tuple[int, ...]
+    cache_hits: tuple[int, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class PersistentCacheReport:
@@ -122,11 +153,72 @@ class PersistentCacheReport:
     entry_bytes: int
     #: Whether the folder already held this program before the run (the priming process hit).
     already_populated: bool
-    populated: ColdRound
+    populated: ColdRound = field(metadata=js(omit=True))
     #: Median of the empty round minus median of the populated round, per phase.
-    saved_s: tuple[tuple[str, float], ...]
+    saved_s: tuple[tuple[str, float], ...] = field(metadata=js(mapping=True))
     #: One line per process of the populated round that missed where a hit was expected.
     unexpected_misses: tuple[str, ...]
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("populated", "populated_phases"),
+        ("populated_processes", "populated_processes"),
+        ("all_hits", "all_hits"),
+    )
+
+    @property
+    def populated_phases(self) -> dict[str, PhaseStats]:
+        """The populated round's statistics per phase."""
+        return self.populated.phase_stats
+
+    @property
+    def populated_processes(self) -> ColdProcesses:
+        """The populated round's processes."""
+        return self.populated.processes
+
+    @property
+    def all_hits(self) -> bool:
+        """Whether every process of the populated round hit the cache as expected."""
+        return not self.unexpected_misses
+
+
+#: The most samples in one list of a stored baseline: the bootstrap's cost grows with them
+#: (4,000 resamples of each list), and ``bench`` writes 30 rounds and ``--cold-runs`` (at most
+#: this).
+MAX_SAMPLES = 1_000
+#: The longest sample accepted: a day; past it, a number is not a measured latency.
+MAX_SECONDS = 86_400
+
+
+def seconds_problem(value: Any, *, allow_zero: bool = False) -> str | None:
+    """What a stored list of seconds must be, unless ``value`` is one (for ``decode``)."""
+    if (
+        isinstance(value, list)
+        and 1 <= len(value) <= MAX_SAMPLES
+        and all(_second(v, allow_zero) for v in value)
+    ):
+        return None
+    sign = "finite seconds >= 0" if allow_zero else "positive finite seconds"
+    return f"a list of 1 to {MAX_SAMPLES} {sign}"
+
+
+def _second(value: Any, allow_zero: bool) -> bool:
+    # An int is compared before any float conversion: a 400-digit one would overflow it.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return (value >= 0 if allow_zero else value > 0) and value <= MAX_SECONDS
+
+
+def _count(value: Any, expected: str) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**9
+    return None if ok else expected
+
+
+_ROUND_SAMPLES = js(
+    check=seconds_problem,
+    schema={"minItems": 1, "items": {"type": "number", "exclusiveMinimum": 0}},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +227,12 @@ class GateRounds:
     and the median of the target's calls, and the fastest call of a fixed reference program
     timed right after (a yardstick of the machine's speed)."""
 
-    calls_per_round: int
-    target_min_s: tuple[float, ...]
-    target_median_s: tuple[float, ...]
-    reference_min_s: tuple[float, ...]
+    calls_per_round: int = field(
+        metadata=js(check=lambda v: _count(v, "a positive integer"), schema={"minimum": 1})
+    )
+    target_min_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
+    target_median_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
+    reference_min_s: tuple[float, ...] = field(metadata=_ROUND_SAMPLES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +244,29 @@ class BenchResult:
     donated: tuple[str, ...]
     #: Without ``--compilation-cache``, the processes ran with the cache disabled; with it,
     #: this is the empty-cache round.
-    cold: ColdRound
+    cold: ColdRound = field(metadata=js(omit=True))
     cached: CachedStats
     pipelined: PipelinedStats
     dispatch: DispatchStats
     persistent_cache: PersistentCacheReport | None
-    #: With ``--save`` or ``--baseline``: the rounds a latency gate judges.
-    gate: GateRounds | None = None
+    #: With ``--save`` or ``--baseline``: the rounds a latency gate judges (stored in the
+    #: baseline file, not in the report).
+    gate: GateRounds | None = field(default=None, metadata=js(omit=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("cold", "cold_phases"),
+        ("cold_processes", "cold_processes"),
+    )
+
+    @property
+    def cold_phases(self) -> dict[str, PhaseStats]:
+        """The cold round's statistics per phase."""
+        return self.cold.phase_stats
+
+    @property
+    def cold_processes(self) -> ColdProcesses:
+        """The cold round's processes."""
+        return self.cold.processes
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +274,7 @@ class SpecFailure:
     """A spec (or case) of a sweep whose benchmark failed; the other specs still ran."""
 
     spec: str
-    failure: CaseFailure
+    failure: CaseFailure = field(metadata=js("error"))
 
     @property
     def exit_code(self) -> int:
@@ -211,11 +321,11 @@ class BenchReport:
     #: ``None`` when no spec could be benchmarked.
     environment: Environment | None
     settings: BenchSettings
-    result: SpecOutcome
+    result: SpecOutcome = field(metadata=js("bench"))
     compare: tuple[SpecOutcome, ...]
     notes: tuple[str, ...]
     #: (JSON path, reason) for every value that is null.
-    unavailable: tuple[tuple[str, str], ...] = ()
+    unavailable: tuple[tuple[str, str], ...] = field(default=(), metadata=js(mapping=True))
 
     @property
     def outcomes(self) -> tuple[SpecOutcome, ...]:

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-from jaxinspect.base.inspection import CostSummary, InspectionReport, MemorySummary
-from jaxinspect.cost.rankcorr import spearman
-from jaxinspect.stages.memoryfit import MemoryFit, PeakEstimate, estimate_peak, fit_memory
-from jaxinspect.xla.aggregate import (
-    CostGroup,
-    FlagGroup,
-    fusion_kinds,
-    group_flags,
-    group_ops,
-)
+from jaxinspect.base.inspection import CostSummary, InspectionReport, LoopAwareCost, MemorySummary
+from jaxinspect.jsonfields import js
+from jaxinspect.stages.memoryfit import MemoryFit, PeakEstimate
+from jaxinspect.xla.aggregate import CostGroup, FlagGroup
 from jaxinspect.xla.breakdown import OpCost, ProgramCost
 from jaxinspect.xla.ownership import UserCode
 from jaxinspect.xla.profiles import DeviceProfile
-from jaxinspect.xla.roofline import RooflinePoint, roofline_point
-
-if TYPE_CHECKING:
-    from jaxinspect.cost.optimes import OpTimes
+from jaxinspect.xla.roofline import RooflinePoint
 
 #: ``--sort`` keys: how per-op rows are ordered (``measured`` needs ``--measure``).
 SORT_KEYS = ("flops", "bytes", "transcendentals", "time", "measured")
@@ -45,12 +36,18 @@ class MeasuredCost:
             cannot be computed (too few ops, or no device profile for the roofline).
     """
 
-    op_seconds: tuple[float | None, ...]
+    op_seconds: tuple[float | None, ...] = field(metadata=js(omit=True))
     program_runs: int
     device: str
     call_median_s: float
     profiled_call_median_s: float
-    agreement: tuple[tuple[str, float | None], ...]
+    agreement: tuple[tuple[str, float | None], ...] = field(
+        metadata=js("rank_agreement", mapping=True)
+    )
+    #: The device profile whose ridge point ordered the roofline ranking (``None``: none).
+    roofline_profile: str | None = None
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_s", "coverage", "scale", "scaled_coverage")
 
     @property
     def total_s(self) -> float:
@@ -69,6 +66,39 @@ class MeasuredCost:
         if self.profiled_call_median_s <= 0:
             return None
         return self.call_median_s / self.profiled_call_median_s
+
+    @property
+    def scaled_coverage(self) -> float | None:
+        """``coverage`` with the ops' times scaled to the unprofiled run."""
+        coverage, scale = self.coverage, self.scale
+        return None if scale is None or coverage is None else coverage * scale
+
+
+@dataclass(frozen=True, slots=True)
+class OpRow:
+    """One op of the ``cost`` document: XLA's figures for it and what jaxinspect adds.
+
+    ``flops``, ``transcendentals`` and ``bytes_accessed`` are the loop-aware totals (per run x
+    runs), ``None`` where XLA does not count the op (``not_counted_reason`` says why); the
+    shares are of the program's loop-aware totals; the ``measured_*`` and ``achieved_*``
+    figures need ``--measure`` and a time for the op.
+    """
+
+    op: OpCost = field(metadata=js(flatten=True))
+    counted: bool
+    flops: float | None
+    transcendentals: float | None
+    bytes_accessed: float | None
+    flops_share: float | None
+    bytes_share: float | None
+    not_counted_reason: str | None
+    roofline: RooflinePoint | None
+    measured_s: float | None = None
+    #: ``measured_s`` times ``MeasuredCost.scale``: the op's time without the profiler.
+    measured_scaled_s: float | None = None
+    measured_share: float | None = None
+    achieved_flops_per_s: float | None = None
+    achieved_bytes_per_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +126,10 @@ class CostReport:
     flag_groups: tuple[FlagGroup, ...] = ()
     #: Measured time per op (``--measure``); ``None`` when not measured (reason in unavailable).
     measured: MeasuredCost | None = None
+    #: The program's loop-aware totals (``program.loop_aware``, with what they leave out).
+    loop_aware: LoopAwareCost | None = None
+    #: One row per op of ``program.ops``, in order, as the JSON document writes them.
+    rows: tuple[OpRow, ...] = ()
 
     @property
     def xla(self) -> CostSummary | None:
@@ -133,123 +167,3 @@ class CostReport:
     def custom_calls(self) -> tuple[OpCost, ...]:
         """Custom calls (LAPACK, callbacks...), which XLA does not cost."""
         return tuple(op for op in self.program.ops if op.opcode == "custom-call")
-
-
-def build_cost_report(
-    source: InspectionReport,
-    program: ProgramCost,
-    sort: str,
-    profile: DeviceProfile | None,
-    user_code: UserCode | None = None,
-    op_times: OpTimes | None = None,
-) -> CostReport:
-    """Sort, group and place ``program`` on ``profile``'s roofline; join ``op_times``."""
-    measured = {} if op_times is None else op_times.seconds
-    ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile, measured)))
-    program = ProgramCost(ops, program.loops, program.flags, program.partitions)
-    op_points = tuple(_op_point(op, profile) for op in ops)
-    peak = None if source.memory is None else estimate_peak(source.memory)
-    fit = None
-    if peak is not None and profile is not None and profile.memory_bytes is not None:
-        fit = fit_memory(peak, profile.memory_bytes)
-    return CostReport(
-        source=source,
-        program=program,
-        sort=sort,
-        by_line=group_ops(ops, "line", None if op_times is None else measured),
-        by_function=group_ops(ops, "function", None if op_times is None else measured),
-        by_scope=group_ops(ops, "scope", None if op_times is None else measured),
-        fusion_kinds=fusion_kinds(ops),
-        profile=profile,
-        op_roofline=op_points,
-        program_roofline=_program_point(program, profile),
-        roofline_sum_s=None
-        if profile is None
-        else sum(p.time_s for p in op_points if p is not None),
-        peak=peak,
-        fit=fit,
-        unavailable=_reasons(source, profile, peak, fit),
-        user_code=user_code,
-        flag_groups=group_flags(program.flags),
-        measured=None if op_times is None else _measured(ops, op_points, op_times),
-    )
-
-
-def _measured(
-    ops: tuple[OpCost, ...], points: tuple[RooflinePoint | None, ...], times: OpTimes
-) -> MeasuredCost:
-    seconds = tuple(times.seconds.get(op.name) for op in ops)
-    measured = [(op, s, p) for op, s, p in zip(ops, seconds, points, strict=True) if s]
-    static = {
-        "flops": [(s, op.total.flops if op.total else None) for op, s, _ in measured],
-        "bytes": [(s, op.total.bytes_accessed if op.total else None) for op, s, _ in measured],
-        "roofline": [(s, p.time_s if p is not None else None) for _, s, p in measured],
-    }
-    agreement = []
-    for name, pairs in static.items():
-        known = [(s, v) for s, v in pairs if v is not None]
-        rho = spearman([v for _, v in known], [s for s, _ in known]) if known else None
-        agreement.append((name, rho))
-    return MeasuredCost(
-        op_seconds=seconds,
-        program_runs=times.program_runs,
-        device=times.device,
-        call_median_s=times.call_median_s,
-        profiled_call_median_s=times.profiled_call_median_s,
-        agreement=tuple(agreement),
-    )
-
-
-def _reasons(
-    source: InspectionReport,
-    profile: DeviceProfile | None,
-    peak: PeakEstimate | None,
-    fit: MemoryFit | None,
-) -> tuple[tuple[str, str], ...]:
-    out = []
-    if profile is None:
-        out.append(("cost.roofline", "no --device, --peak-flops or --peak-bandwidth given"))
-    if source.memory is not None and peak is None:
-        out.append(("memory.peak_estimate", "the backend reports neither a peak nor all sizes"))
-    if source.memory is not None and fit is None:
-        why = "no --device profile with a memory capacity"
-        out.append(("memory.fit", why if peak is not None else "no peak estimate"))
-    return tuple(out)
-
-
-def _op_point(op: OpCost, profile: DeviceProfile | None) -> RooflinePoint | None:
-    total = op.total
-    if profile is None or total is None:
-        return None
-    return roofline_point(total.flops, total.bytes_accessed, op.dtype, profile)
-
-
-def _program_point(program: ProgramCost, profile: DeviceProfile | None) -> RooflinePoint | None:
-    if profile is None:
-        return None
-    counted = [op for op in program.ops if op.total is not None]
-    # The element type doing most of the FLOPs picks the compute ceiling.
-    heaviest = max(counted, key=lambda op: op.total.flops if op.total else 0.0, default=None)
-    total = program.loop_aware
-    dtype = None if heaviest is None else heaviest.dtype
-    return roofline_point(total.flops, total.bytes_accessed, dtype, profile)
-
-
-def _sort_value(
-    op: OpCost, sort: str, profile: DeviceProfile | None, measured: dict[str, float]
-) -> tuple[float, ...]:
-    if sort == "measured":
-        return (0, -measured.get(op.name, -1.0), 0.0)
-    total = op.total
-    if total is None:
-        # Uncounted ops last: an unknown figure is no reason to head a list of the largest
-        # (five ConcatBitcast custom calls headed lm_step's on a TPU, its matmuls sixth).
-        return (1, 0.0, 0.0)
-    if sort == "time" and profile is not None:
-        point = roofline_point(total.flops, total.bytes_accessed, op.dtype, profile)
-        return (0, -point.time_s, -total.flops)
-    primary = {
-        "bytes": total.bytes_accessed,
-        "transcendentals": total.transcendentals,
-    }.get(sort, total.flops)
-    return (0, -primary, -total.bytes_accessed)

@@ -116,7 +116,7 @@ def build_report_data(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
-    from jaxinspect.cost.report import build_cost_report
+    from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.memory.runner import build_memory_report
     from jaxinspect.passes.runner import build_passes_report

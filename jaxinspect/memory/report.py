@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.bufferassign import Allocation
 from jaxinspect.xla.profiles import DeviceProfile
 from jaxinspect.xla.sourcemap import SourceLocation
@@ -41,12 +43,27 @@ class PeakBuffer:
     kind: str
     allocation: int
     offset: int
-    live: tuple[int, int]
+    live: tuple[int, int] = field(metadata=js(omit=True))
     argument: str | None
     op_name: str | None
     source: SourceLocation | None
     created_by_xla: bool
     shares: tuple[str, ...] = ()
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (("live", "live_range"),)
+
+    @property
+    def live_range(self) -> LiveRange:
+        """``live`` as the JSON writes it."""
+        return LiveRange(*self.live)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRange:
+    """The first and last step of the schedule where a buffer is live, inclusive."""
+
+    first: int
+    last: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +113,8 @@ class XlaFigure:
     """
 
     name: str
-    bytes: int | None
-    ours: int | None
+    bytes: int | None = field(metadata=js("xla_bytes"))
+    ours: int | None = field(metadata=js("jaxinspect_bytes"))
     agrees: bool
     note: str
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxinspect.passes.report import PassesReport, PassStep
+from jaxinspect.jsonfields import encode
+from jaxinspect.passes.report import PassesReport
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.stages.jsondoc import run_keys, stages_to_dict
 
@@ -23,21 +24,12 @@ def passes_to_dict(report: PassesReport) -> dict[str, Any]:
     """The document: run facts, ``passes[]``, ``totals`` and the reasons for nulls."""
     base = stages_to_dict(report.source)
     doc = run_keys(base)
-    totals = report.totals
     doc.update(
         schema_version=SCHEMA_VERSION,
         command="passes",
         module=report.module,
-        passes=None if report.steps is None else [_step(s) for s in report.steps],
-        totals={
-            "steps": totals.steps,
-            "changed": totals.changed,
-            "stablehlo_ops": totals.stablehlo_ops,
-            "ops_entering": totals.ops_entering,
-            "ops_scheduled": totals.ops_scheduled,
-            "lines_added": totals.lines_added,
-            "lines_removed": totals.lines_removed,
-        },
+        passes=encode(report.steps),
+        totals=encode(report.totals),
     )
     # The stages report's reasons for keys this document has (not its cost, timings...).
     inherited = {k: v for k, v in base["unavailable"].items() if _top_key(k) in doc}
@@ -47,17 +39,3 @@ def passes_to_dict(report: PassesReport) -> dict[str, Any]:
 
 def _top_key(path: str) -> str:
     return path.split(".", 1)[0].split("[", 1)[0]
-
-
-def _step(step: PassStep) -> dict[str, Any]:
-    return {
-        "index": step.index,
-        "pipeline": step.pipeline,
-        "name": step.name,
-        "changed": step.changed,
-        "ops_before": step.ops_before,
-        "ops_after": step.ops_after,
-        "lines_added": step.lines_added,
-        "lines_removed": step.lines_removed,
-        "xla_sequence": step.xla_sequence,
-    }

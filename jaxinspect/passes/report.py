@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.jsonfields import js
 
 #: The ``pipeline`` of the first step: the module entering XLA, converted from StableHLO.
 INPUT_PIPELINE = "input"
@@ -43,7 +44,7 @@ class PassStep:
     lines_added: int
     lines_removed: int
     xla_sequence: int | None
-    text: str = field(repr=False, compare=False)
+    text: str = field(repr=False, compare=False, metadata=js(omit=True))
 
     @property
     def label(self) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from jaxinspect.inputs.binding import CallPlan
+from jaxinspect.jsonfields import js
 from jaxinspect.usertext import safe_repr
 
 
@@ -36,8 +37,8 @@ class CacheKey:
         structure: The pytree structure of the traced arguments, as JAX prints it.
     """
 
-    leaves: tuple[LeafKey, ...]
-    static: tuple[tuple[str, str], ...]
+    leaves: tuple[LeafKey, ...] = field(metadata=js("args"))
+    static: tuple[tuple[str, str], ...] = field(metadata=js(mapping=True))
     structure: str
 
 
@@ -50,7 +51,14 @@ class KeyChange:
     before: str
     after: str
 
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("text",)
+
     def __str__(self) -> str:
+        return self.text
+
+    @property
+    def text(self) -> str:
+        """The change as one line."""
         return f"{self.path}: {self.component} {self.before} → {self.after}"
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from jaxinspect.base.failures import CaseFailure
+from jaxinspect.jsonfields import js
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange
 
 
@@ -26,14 +28,35 @@ class CaseOutcome:
     source: str
     key: CacheKey
     compiled: bool
+    traces: int = field(metadata=js(omit=True))
+    lowerings: int = field(metadata=js(omit=True))
+    compiles: int = field(metadata=js(omit=True))
+    compile_s: float
+    wall_s: float
+    shares_with: str | None = field(metadata=js("shares_executable_with"))
+    nearest: str | None
+    changes: tuple[KeyChange, ...]
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("events", "error")
+
+    @property
+    def events(self) -> CompileEvents:
+        """The three counts together, as the JSON groups them."""
+        return CompileEvents(self.traces, self.lowerings, self.compiles)
+
+    @property
+    def error(self) -> None:
+        """Always null: the case went through jit (a failed case is a ``FailedCase``)."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CompileEvents:
+    """Trace, lowering and compile events counted while one case went through jit."""
+
     traces: int
     lowerings: int
     compiles: int
-    compile_s: float
-    wall_s: float
-    shares_with: str | None
-    nearest: str | None
-    changes: tuple[KeyChange, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +73,20 @@ class SweepReport:
     """The recompilation sweep of one target: every case, in spec order."""
 
     target: str
+    #: What was jitted, e.g. ``jit(vmap(grad(loss_fn, argnums=0), in_axes=(None, 0)))``.
     composition: str
     backend: str
     jax_version: str
     jaxlib_version: str
+    #: 64-bit mode for the whole sweep: on when any case has a 64-bit leaf.
     x64: bool
+    #: Every case in spec order: one that went through jit, or one that failed (name, source,
+    #: error only); the command exits with the worst failed case's exit code.
     cases: tuple[CaseOutcome | FailedCase, ...]
+    #: ``--max-compiles``, or null.
     max_compiles: int | None = None
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_compiles", "exceeded")
 
     @property
     def total_compiles(self) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxinspect.jsonfields import encode
 from jaxinspect.renderers.fit import Col, FitTable
-from jaxinspect.renderers.jsondoc import source_to_dict
 from jaxinspect.renderers.units import format_bytes, format_count
 from jaxinspect.xla.collectivemodel import CollectiveSummary
 
@@ -17,22 +17,7 @@ def collectives_to_list(summary: CollectiveSummary | None) -> list[dict[str, Any
     """
     if summary is None:
         return None
-    return [
-        {
-            "op": c.op,
-            "count": c.count,
-            "bytes": c.bytes,
-            "groups": c.groups,
-            "group_size": c.group_size,
-            "axes": None if c.axes is None else list(c.axes),
-            "async": c.is_async,
-            "instructions": list(c.instructions),
-            "trip_count_unknown": c.trip_count_unknown,
-            "op_name": c.op_name,
-            "source": source_to_dict(c.source),
-        }
-        for c in summary.items
-    ]
+    return encode(summary.items)  # type: ignore[no-any-return]
 
 
 def collectives_table(summary: CollectiveSummary, *, per_device_note: bool = True) -> FitTable:

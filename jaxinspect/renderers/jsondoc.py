@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jaxinspect.jsonfields import encode_object
+
 if TYPE_CHECKING:
     from jaxinspect.base.failures import CaseFailure
-    from jaxinspect.xla.sourcemap import SourceLocation
 
 #: The folder of the JSON schemas that every ``--format json`` document follows.
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
@@ -25,16 +26,4 @@ def json_text(document: dict[str, Any]) -> str:
 
 def failure_to_dict(failure: CaseFailure) -> dict[str, object]:
     """The ``error`` object of a failed case (same shape in every sweep schema)."""
-    return {
-        "message": failure.message,
-        "exit_code": int(failure.exit_code),
-        "stage": failure.stage,
-        "hint": failure.hint,
-    }
-
-
-def source_to_dict(loc: SourceLocation | None) -> dict[str, Any] | None:
-    """A source line as every report writes it (``file``, ``line``, ``column``, ``function``)."""
-    if loc is None:
-        return None
-    return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}
+    return encode_object(failure)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.snapshot.diffreport import SnapshotDiff
 from jaxinspect.snapshot.thresholds import Verdict
 
@@ -23,11 +25,14 @@ class TargetResult:
     name: str
     target: str
     status: str
-    diff: SnapshotDiff | None = None
-    verdict: Verdict | None = None
+    #: The diff and its verdict: one ``snapshot-diff`` document in the JSON.
+    diff: SnapshotDiff | None = field(default=None, metadata=js(omit=True))
+    verdict: Verdict | None = field(default=None, metadata=js(omit=True))
     written: bool = False
     removed: bool = False
     error: str | None = None
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("failed",)
 
     @property
     def failed(self) -> bool:
@@ -52,8 +57,11 @@ class CheckReport:
     manifest: str
     snapshot_dir: str
     update: bool
-    results: tuple[TargetResult, ...]
-    notes: tuple[str, ...] = ()
+    results: tuple[TargetResult, ...] = field(metadata=js("targets"))
+    #: Shown on the terminal; not part of the JSON document.
+    notes: tuple[str, ...] = field(default=(), metadata=js(omit=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("failed",)
 
     @property
     def failed(self) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.textdiff.linediff import Hunk
 
 
@@ -22,9 +24,15 @@ class OpChange:
 class MetricChange:
     """A summary number on both sides; ``None`` where that side's backend did not report it."""
 
-    name: str
+    #: The key of the change in the document's ``metrics`` object.
+    name: str = field(metadata=js(omit=True))
     before: float | None
     after: float | None
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("delta", "delta"),
+        ("percent", "finite_percent"),
+    )
 
     @property
     def delta(self) -> float | None:
@@ -43,22 +51,39 @@ class MetricChange:
             return 0.0 if delta == 0 else math.copysign(math.inf, delta)
         return 100.0 * delta / abs(self.before)
 
+    @property
+    def finite_percent(self) -> float | None:
+        """``percent`` as JSON can hold it: ``None`` for a change from 0 (JSON has no inf)."""
+        percent = self.percent
+        return None if percent is None or math.isinf(percent) else percent
+
 
 @dataclass(frozen=True, slots=True)
 class TextChange:
     """The unified-diff hunks of one stage whose normalized text differs."""
 
     stage: str
-    a_name: str
-    b_name: str
+    a_name: str = field(metadata=js(omit=True))
+    b_name: str = field(metadata=js(omit=True))
     hunks: tuple[Hunk, ...]
     #: With a structural diff: names of the old text rewritten to their match in the new one.
     renamed: int = 0
     #: Values (instructions, variables) defined only in the new text, only in the old one, and
     #: in both but on a changed line.
-    added_names: tuple[str, ...] = ()
-    removed_names: tuple[str, ...] = ()
-    changed_names: tuple[str, ...] = ()
+    added_names: tuple[str, ...] = field(default=(), metadata=js(omit=True))
+    removed_names: tuple[str, ...] = field(default=(), metadata=js(omit=True))
+    changed_names: tuple[str, ...] = field(default=(), metadata=js(omit=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("added", "added"),
+        ("removed", "removed"),
+        ("values", "values"),
+    )
+
+    @property
+    def values(self) -> ChangedValues:
+        """The three lists of names together, as the JSON groups them."""
+        return ChangedValues(self.added_names, self.removed_names, self.changed_names)
 
     @property
     def added(self) -> int:
@@ -69,6 +94,15 @@ class TextChange:
     def removed(self) -> int:
         """Lines only in the old text."""
         return sum(1 for h in self.hunks for mark, _ in h.lines if mark == "-")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedValues:
+    """Values defined only in the new text, only in the old one, and on a changed line."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

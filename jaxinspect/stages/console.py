@@ -17,7 +17,7 @@ from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
-from jaxinspect.stages.memoryfit import PEAK_BELOW_LIVE, estimate_peak
+from jaxinspect.stages.memoryfit import PEAK_BELOW_LIVE
 from jaxinspect.stages.sections import IR_STAGES, SECTIONS
 
 #: Lines of each IR shown in table mode unless ``--full``.
@@ -307,11 +307,10 @@ def _memory_table(report: InspectionReport) -> RenderableType:
         ("peak_memory_in_bytes (XLA)", "peak_bytes", memory.peak_bytes),
         ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
     ]
-    peak = estimate_peak(memory)
     for label, key, value in rows:
         if value is None:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
-        elif key == "peak_bytes" and peak is not None and peak.source == "derived":
+        elif key == "peak_bytes" and memory.peak_source == "derived":
             # The CPU backend's peak leaves out temp: say so where the number surprises.
             why = f"{PEAK_BELOW_LIVE}; the jaxinspect row is the bound"
             table.add_row(label, format_bytes(value), why)

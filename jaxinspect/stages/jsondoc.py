@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxinspect.base.inspection import (
-    ArgInfo,
-    CostSummary,
-    InspectionReport,
-    LoopAwareCost,
-    MemorySummary,
-    OutputInfo,
-    Timings,
-)
+from jaxinspect.base.inspection import ArgInfo, InspectionReport
+from jaxinspect.jsonfields import encode
 from jaxinspect.renderers.collectives import collectives_to_list
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.stages.sections import IR_STAGES
@@ -54,15 +47,7 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
     stages: dict[str, Any] = {}
     for name in IR_STAGES:
         stage = report.stage(name)
-        stages[name] = (
-            None
-            if stage is None
-            else {
-                "text": stage.text,
-                "line_count": stage.line_count,
-                "op_counts": dict(stage.op_counts),
-            }
-        )
+        stages[name] = encode(stage)
     return {
         "schema_version": SCHEMA_VERSION,
         "target": report.target,
@@ -78,7 +63,7 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
             "list": list(report.devices),
         },
         "mesh": None if report.mesh is None else dict(report.mesh),
-        "outputs": [_output_to_dict(o) for o in report.outputs],
+        "outputs": encode(report.outputs),
         "collectives": collectives_to_list(report.collectives),
         "communication_bytes": None
         if report.collectives is None
@@ -88,9 +73,9 @@ def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
         "x64": report.x64,
         "args": [_arg_to_dict(a) for a in report.args],
         "stages": stages,
-        "cost": _cost_to_dict(report.cost),
-        "memory": _memory_to_dict(report.memory),
-        "timings": _timings_to_dict(report.timings),
+        "cost": encode(report.cost),
+        "memory": encode(report.memory),
+        "timings": encode(report.timings),
         "unavailable": dict(report.unavailable),
     }
 
@@ -105,86 +90,8 @@ def _arg_to_dict(arg: ArgInfo) -> dict[str, Any]:
     return out
 
 
-def _output_to_dict(output: OutputInfo) -> dict[str, Any]:
-    return {
-        "path": output.path,
-        "dtype": output.dtype,
-        "shape": list(output.shape),
-        **_placement(output.sharding, output.shard_shape),
-    }
-
-
 def _placement(sharding: str | None, shard_shape: tuple[int, ...] | None) -> dict[str, Any]:
     return {
         "sharding": sharding,
         "shard_shape": None if shard_shape is None else list(shard_shape),
-    }
-
-
-def _cost_to_dict(cost: CostSummary | None) -> dict[str, Any] | None:
-    if cost is None:
-        return None
-    return {
-        "flops": cost.flops,
-        "transcendentals": cost.transcendentals,
-        "bytes_accessed": cost.bytes_accessed,
-        "arithmetic_intensity": cost.arithmetic_intensity,
-        "optimal_seconds": cost.optimal_seconds,
-        "xla_raw": dict(cost.raw),
-        "loop_aware": None if cost.loop_aware is None else _loop_aware_to_dict(cost.loop_aware),
-    }
-
-
-def _loop_aware_to_dict(cost: LoopAwareCost) -> dict[str, Any]:
-    return {
-        "flops": cost.flops,
-        "transcendentals": cost.transcendentals,
-        "bytes_accessed": cost.bytes_accessed,
-        "lower_bound": cost.lower_bound,
-        "not_counted": list(cost.not_counted),
-    }
-
-
-def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
-    if memory is None:
-        return None
-    return {
-        "argument_bytes": memory.argument_bytes,
-        "output_bytes": memory.output_bytes,
-        "temp_bytes": memory.temp_bytes,
-        "alias_bytes": memory.alias_bytes,
-        "generated_code_bytes": memory.generated_code_bytes,
-        "peak_bytes": memory.peak_bytes,
-        "derived_peak_bytes": memory.derived_peak_bytes,
-        "host_argument_bytes": memory.host_argument_bytes,
-        "host_output_bytes": memory.host_output_bytes,
-        "host_temp_bytes": memory.host_temp_bytes,
-        "host_alias_bytes": memory.host_alias_bytes,
-        "host_generated_code_bytes": memory.host_generated_code_bytes,
-        "donated": list(memory.donated),
-        "capacity_bytes": memory.capacity_bytes,
-        "fits": memory.fits,
-        "input_output_aliases": [
-            {"output": a.output, "parameter": a.parameter, "argument": a.argument, "kind": a.kind}
-            for a in memory.aliases
-        ],
-    }
-
-
-def _timings_to_dict(t: Timings) -> dict[str, Any]:
-    cached = t.cached_call
-    return {
-        "trace_s": t.trace_s,
-        "lower_s": t.lower_s,
-        "compile_s": t.compile_s,
-        "first_call_s": t.first_call_s,
-        "cached_call_s": None if cached is None else cached.median_s,
-        "cached_call": None
-        if cached is None
-        else {
-            "median_s": cached.median_s,
-            "min_s": cached.min_s,
-            "max_s": cached.max_s,
-            "runs": cached.runs,
-        },
     }

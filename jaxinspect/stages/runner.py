@@ -270,7 +270,13 @@ def _analyses(
     memory = collect.collect_memory(compiled, call.device.platform, reasons)
     if memory is not None:
         aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
-        memory = replace(memory, donated=call.plan.donated, aliases=aliases)
+        peak = estimate_peak(memory)
+        memory = replace(
+            memory,
+            donated=call.plan.donated,
+            aliases=aliases,
+            peak_source=None if peak is None else peak.source,
+        )
         memory = _with_fit(memory, call.placement.devices, reasons)
     return cost, memory
 

@@ -7,8 +7,10 @@ change); hunks read their context lines around each change straight from the old
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.textdiff.linematch import (
     Change,
     line_changes,
@@ -28,7 +30,14 @@ class Hunk:
     a_len: int
     b_start: int
     b_len: int
-    lines: tuple[tuple[str, str], ...]
+    lines: tuple[tuple[str, str], ...] = field(metadata=js(omit=True))
+
+    JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (("lines", "marked_lines"),)
+
+    @property
+    def marked_lines(self) -> tuple[str, ...]:
+        """Each line with its mark in front, as a unified diff prints it."""
+        return tuple(mark + line for mark, line in self.lines)
 
 
 @dataclass(frozen=True, slots=True)

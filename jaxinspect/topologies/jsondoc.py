@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxinspect.jsonfields import encode_object
 from jaxinspect.renderers.jsondoc import json_text
 from jaxinspect.topologies.report import TopologiesReport
 
@@ -20,33 +21,4 @@ def render_topologies_json(report: TopologiesReport) -> str:
 def topologies_to_dict(report: TopologiesReport) -> dict[str, Any]:
     """The document: libtpu's version, the accepted slices, the refused names, the sources,
     the GPU models and what is missing."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "libtpu_version": report.libtpu_version,
-        "topologies": [
-            {
-                "name": s.name,
-                "devices": s.devices,
-                "chips": s.chips,
-                "kind": s.kind,
-                "hbm_bytes_per_chip": s.hbm_bytes,
-                "profile": s.profile,
-                "hbm_source": s.hbm_source,
-            }
-            for s in report.slices
-        ],
-        "refused": list(report.refused),
-        "sources": list(report.sources),
-        "gpus": [
-            {
-                "name": g.name,
-                "kind": g.kind,
-                "hbm_bytes_per_gpu": g.hbm_bytes,
-                "hbm_bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
-                "compute_capability": g.compute_capability,
-                "source": g.source,
-            }
-            for g in report.gpus
-        ],
-        "notes": list(report.notes),
-    }
+    return {"schema_version": SCHEMA_VERSION, **encode_object(report)}

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from jaxinspect.jsonfields import js
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +17,7 @@ class SliceInfo:
     chips: int
     kind: str  # JAX's device_kind: "TPU v5 lite"
     #: HBM per chip from the built-in device table (``cost --device``); ``None`` if unknown.
-    hbm_bytes: int | None
+    hbm_bytes: int | None = field(metadata=js("hbm_bytes_per_chip"))
     #: The ``cost --device`` profile of the chip, or ``None``.
     profile: str | None
     #: Where ``hbm_bytes`` comes from (the profile's cited source), or why it is ``None``.
@@ -28,8 +30,8 @@ class GpuModelInfo:
 
     name: str  # as --topology takes it before the count: h100
     kind: str  # the config's device_description_str, JAX's device_kind: "NVIDIA H100 80GB HBM3"
-    hbm_bytes: int
-    bandwidth_bytes_per_s: int | None
+    hbm_bytes: int = field(metadata=js("hbm_bytes_per_gpu"))
+    bandwidth_bytes_per_s: int | None = field(metadata=js("hbm_bandwidth_bytes_per_s"))
     compute_capability: str  # "9.0"
     source: str  # the config's cited source
 
@@ -40,7 +42,7 @@ class TopologiesReport:
 
     #: ``None`` without libtpu: no TPU slice is listed (``tpu_note`` says what to install).
     libtpu_version: str | None
-    slices: tuple[SliceInfo, ...]
+    slices: tuple[SliceInfo, ...] = field(metadata=js("topologies"))
     #: Names tried that this libtpu refused (e.g. a newer generation).
     refused: tuple[str, ...] = ()
     #: The public pages the chips' HBM figures are read from, one per generation listed.

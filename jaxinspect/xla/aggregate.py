@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.breakdown import LOWER_BOUND_KINDS, CostFlag, OpCost
 from jaxinspect.xla.sourcemap import SourceLocation, shown_path
 
@@ -29,7 +31,7 @@ class CostGroup:
     transcendentals: float
     bytes_accessed: float
     ops: int  # instructions contributing; fused instructions count one by one
-    opcodes: tuple[tuple[str, int], ...]
+    opcodes: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
     #: ``--measure``: the measured seconds of the ops whose own line (a fusion's root's, as
     #: for bytes) is in the group; ``None`` when not measured.
     measured_s: float | None = None
@@ -156,6 +158,8 @@ class FlagGroup:
     reason: str
     instructions: tuple[str, ...]  # in the order the walk met them
     lower_bound: bool  # this kind leaves work out of the totals
+
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("count",)
 
     @property
     def count(self) -> int:

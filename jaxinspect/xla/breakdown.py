@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.fusionsplit import CostShare, split_fusion
 from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, parse_module
 from jaxinspect.xla.opcache import OpCostCache
@@ -29,7 +30,7 @@ class OpCost:
     shape: str
     dtype: str | None
     fusion_kind: str | None
-    fused_ops: tuple[tuple[str, int], ...]
+    fused_ops: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
     custom_call_target: str | None
     runs: int  # executions per program run: the product of the enclosing trip counts
     per_run: XlaCost | None  # XLA's figure for one execution; None = XLA does not count it
@@ -38,7 +39,7 @@ class OpCost:
     op_name: str | None
     source: SourceLocation | None
     #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
-    shares: tuple[CostShare, ...] = ()
+    shares: tuple[CostShare, ...] = field(default=(), metadata=js(omit=True))
     #: No source metadata at all: XLA made the instruction (copies, backward convolutions).
     created_by_xla: bool = False
 
@@ -52,7 +53,7 @@ class OpCost:
 class LoopInfo:
     """A while loop: its computations, trip count and how often the loop itself runs."""
 
-    name: str
+    name: str = field(metadata=js("instruction"))
     computation: str
     body: str
     condition: str

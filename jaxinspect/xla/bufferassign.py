@@ -11,7 +11,9 @@ computations inlined before their caller).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from jaxinspect.jsonfields import js
 
 # BufferAllocation::ToString: "allocation 3: size 5120, output shape is |f32[128,10]|, ...:"
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(.*):$")
@@ -48,7 +50,7 @@ class AssignedValue:
         shape: Its shape with layout, as XLA prints it.
     """
 
-    id: int
+    id: int = field(metadata=js(omit=True))
     instruction: str
     index: str
     phi: bool

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.sourcemap import SourceLocation
 
 
@@ -41,7 +42,7 @@ class Collective:
     groups: str
     group_size: int | None
     axes: tuple[str, ...] | None
-    is_async: bool
+    is_async: bool = field(metadata=js("async"))
     instructions: tuple[str, ...]
     trip_count_unknown: bool = False
     op_name: str | None = None

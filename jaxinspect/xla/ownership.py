@@ -8,11 +8,12 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxinspect import jaxapi
 from jaxinspect.errors import UsageError
+from jaxinspect.jsonfields import js
 
 # A package installed inside the user's folder (a project's .venv) is a library, not theirs.
 _INSTALLED = re.compile(r"/(site|dist)-packages/")
@@ -31,7 +32,7 @@ class UserCode:
     #: Resolved files, or folders ending in ``/``; empty means only the fallback applies.
     roots: tuple[str, ...]
     #: Folders (ending in ``/``) of JAX, jaxlib, jaxinspect and its harness.
-    libraries: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = field(default=(), metadata=js(omit=True))
     #: The roots came from ``--user-code`` (not the target's folder by default).
     chosen: bool = False
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxinspect.errors import UsageError
+from jaxinspect.jsonfields import js
 from jaxinspect.suggest import did_you_mean
 
 
@@ -18,16 +19,17 @@ class DeviceProfile:
 
     name: str
     description: str
-    peak_flops: tuple[tuple[str, float], ...]  # HLO element type -> FLOP/s
+    #: HLO element type -> FLOP/s.
+    peak_flops: tuple[tuple[str, float], ...] = field(metadata=js(mapping=True))
     bandwidth_bytes_s: float
     memory_bytes: int | None
     source: str
     #: JAX's ``device_kind`` strings of this device, so a compiled program finds its chip.
-    device_kinds: tuple[str, ...] = ()
+    device_kinds: tuple[str, ...] = field(default=(), metadata=js(omit=True))
     #: The public page the figures are read from, where there is one.
-    url: str | None = None
+    url: str | None = field(default=None, metadata=js(omit=True))
     #: TensorCores per chip (two on TPU v3, v4, v5p): a device of one core holds half the HBM.
-    tensorcores: int = 1
+    tensorcores: int = field(default=1, metadata=js(omit=True))
 
     def peak_for(self, dtype: str | None) -> tuple[float, str]:
         """Peak FLOP/s for ``dtype`` and the element type it was read for (f32 as fallback)."""

@@ -6,8 +6,9 @@ bandwidth, whichever limits it, and ignores latency, launch overhead and caches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from jaxinspect.jsonfields import js
 from jaxinspect.xla.profiles import DeviceProfile
 
 
@@ -15,12 +16,15 @@ from jaxinspect.xla.profiles import DeviceProfile
 class RooflinePoint:
     """Where one op (or the whole program) sits under the roofline."""
 
-    intensity: float | None  # FLOP per byte accessed; None when no bytes are accessed
+    #: FLOP per byte accessed; None when no bytes are accessed.
+    intensity: float | None = field(metadata=js("arithmetic_intensity"))
     peak_flops: float  # the FLOP/s ceiling used (for the op's element type)
     peak_dtype: str  # element type whose peak was used
-    ridge: float  # intensity where the compute and memory ceilings meet
+    #: Intensity where the compute and memory ceilings meet.
+    ridge: float = field(metadata=js("ridge_intensity"))
     bound: str  # "compute", "memory" or "none" (no work)
-    time_s: float  # max(flops / peak_flops, bytes / bandwidth): a lower bound
+    #: max(flops / peak_flops, bytes / bandwidth): a lower bound.
+    time_s: float = field(metadata=js("time_lower_bound_s"))
 
 
 def roofline_point(

@@ -154,7 +154,7 @@ def _analyse(
 ) -> "CostReport":
     from rich.console import Console
 
-    from jaxinspect.cost.report import build_cost_report
+    from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.inputs.target import load_target
     from jaxinspect.pipeline.timing.quiet import frozen_heap
