@@ -16,6 +16,7 @@ from jaxinspect.bench.children import run_child
 from jaxinspect.bench.coldrun import MARKER
 from jaxinspect.bench.jobs import SpecSource, make_job
 from jaxinspect.bench.stats import phase_stats
+from jaxinspect.cli.hashseed import hash_seed
 from jaxinspect.errors import (
     JaxInspectError,
     SpecError,
@@ -82,6 +83,7 @@ def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
     # The child must import this very jaxinspect, installed or not.
     package_root = str(Path(jaxinspect.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env["PYTHONHASHSEED"] = hash_seed()  # the same traced program in every cold process
     start = time.perf_counter()
     job = make_job(
         config.target,

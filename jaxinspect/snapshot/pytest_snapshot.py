@@ -79,9 +79,10 @@ class SnapshotAssertion:
         self._record.used.add(folder)
         counts = self._record.counts
         counts["failed"] += 1  # until it turns out otherwise: pytest.fail leaves by raising
+        loaded, parsed = loaded_target(function), spec_of(spec, args)
         try:
             with session_config():
-                taken = capture_snapshot(loaded_target(function), spec_of(spec, args), backend)
+                taken = capture_snapshot(loaded, parsed, backend)
         except JaxInspectError as exc:
             pytest.fail(f"jaxinspect could not snapshot {function!r}: {exc.message}", False)
         if not is_snapshot(folder):
@@ -90,7 +91,9 @@ class SnapshotAssertion:
             write_snapshot(folder, taken)
             outcome = "written"
         else:
-            outcome = self._compare(folder, taken, fail_on)
+            outcome = self._compare(
+                folder, taken, fail_on, lambda: _seed_cause(loaded, parsed, backend)
+            )
         counts["failed"] -= 1
         counts[outcome] += 1
         return folder
@@ -118,8 +121,13 @@ class SnapshotAssertion:
             )
         return folder
 
-    def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> str:
-        """``unchanged`` or ``written`` (with --jaxinspect-update); fails the test otherwise."""
+    def _compare(
+        self, folder: Path, taken: Any, fail_on: str | None, seed_cause: Callable[[], str | None]
+    ) -> str:
+        """``unchanged`` or ``written`` (with --jaxinspect-update); fails the test otherwise.
+
+        A failure whose texts changed asks ``seed_cause`` whether the hash seed explains it.
+        """
         from jaxinspect.snapshot.compare import diff_snapshots
         from jaxinspect.snapshot.store import read_snapshot, write_snapshot
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
@@ -141,8 +149,19 @@ class SnapshotAssertion:
             return "written"
         verdict = evaluate(parse_rules(fail_on), diff)
         if verdict.failed:
-            pytest.fail(f"jaxinspect snapshot {folder} changed:\n{_describe(diff, verdict)}", False)
+            cause = seed_cause() if diff.texts else None
+            why = "" if cause is None else f"\n{cause}\n"
+            pytest.fail(
+                f"jaxinspect snapshot {folder} changed:{why}\n{_describe(diff, verdict)}", False
+            )
         return "unchanged"  # within the test's fail_on rules
+
+
+def _seed_cause(loaded: Any, spec: Any, backend: str | None) -> str | None:
+    """Whether Python's hash seed changes the function's compiled form (probed in processes)."""
+    from jaxinspect.snapshot.seedprobe import seed_dependence
+
+    return seed_dependence(loaded.ref.module, ".".join(loaded.ref.attribute), spec, backend)
 
 
 def _missing_hint(folder: Path) -> str:
