@@ -49,7 +49,7 @@ def abstract_tree(node: Node, placement: Any, resolver: Resolver | None = None) 
             weak_type=node.weak_type,
         )
     if isinstance(node, ListNode):
-        return [abstract_tree(item, placement, resolver) for item in node.items]
+        return node.pack([abstract_tree(item, placement, resolver) for item in node.items])
     if isinstance(node, DictNode):
         return {key: abstract_tree(item, placement, resolver) for key, item in node.items}
     filtered = _resolver(resolver).resolve(node)
@@ -70,7 +70,7 @@ def concrete_tree(
     key data. Weak-typed YAML scalars become Python numbers, as a caller would pass them.
     """
     if isinstance(node, ListNode):
-        return [concrete_tree(item, rng, placement, resolver) for item in node.items]
+        return node.pack([concrete_tree(item, rng, placement, resolver) for item in node.items])
     if isinstance(node, DictNode):
         return {key: concrete_tree(item, rng, placement, resolver) for key, item in node.items}
     if isinstance(node, FromNode | ValueNode):

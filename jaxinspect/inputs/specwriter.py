@@ -1,6 +1,7 @@
 """``jaxinspect spec``: a YAML spec for the arguments a Python factory returns.
 
-Plain dicts and lists become YAML mappings and lists of leaves; any other pytree node (a
+Plain dicts and lists become YAML mappings and lists of leaves, plain tuples the tuple form
+``{tuple: [...]}`` (loaded back as tuples); any other pytree node (a
 TrainState, an optax state, a module) becomes a ``from:`` node that selects it from the same
 factory with ``path:``, so the spec reproduces the call without counting leaves by hand.
 """
@@ -21,12 +22,12 @@ from jaxinspect.inputs.adapt import bind_target
 from jaxinspect.inputs.factories import Resolver
 from jaxinspect.inputs.fromnode import FromNode
 from jaxinspect.inputs.leaves import DTYPE_BYTES, SHORT_DTYPES
-from jaxinspect.inputs.spec import parse_spec_document
+from jaxinspect.inputs.spec import TUPLE_KEY, parse_spec_document
 from jaxinspect.inputs.target import LoadedTarget, parse_target
 
 _SHORT_NAMES = {long: short for short, long in SHORT_DTYPES.items()}
 #: Mapping keys the grammar reads as something else than a dict entry.
-_RESERVED_KEYS = frozenset({"from", "shape", "dtype"})
+_RESERVED_KEYS = frozenset({"from", "shape", "dtype", TUPLE_KEY})
 
 
 def write_spec_text(
@@ -123,17 +124,13 @@ def _node(value: Any, path: tuple[str | int, ...], ref: str, kwargs: dict[str, A
         return {k: _node(v, (*path, k), ref, kwargs) for k, v in value.items()}
     elif type(value) is list:
         return [_node(v, (*path, i), ref, kwargs) for i, v in enumerate(value)]
-    elif type(value) is tuple and all(_leaf_or_none(v) is not None for v in value):
-        return [_leaf_or_none(v) for v in value]  # arrays only: a list does as well as a tuple
+    elif type(value) is tuple:  # the tuple form: a list would load as another pytree
+        return {TUPLE_KEY: [_node(v, (*path, i), ref, kwargs) for i, v in enumerate(value)]}
     node: dict[str, Any] = {"from": ref}
     if kwargs:
         node["kwargs"] = dict(kwargs)
     node["path"] = list(path)
     return node
-
-
-def _leaf_or_none(value: Any) -> Any:
-    return _leaf(value) if isinstance(value, jax.ShapeDtypeStruct) else None
 
 
 def _leaf(value: jax.ShapeDtypeStruct) -> Any:
