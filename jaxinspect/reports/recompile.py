@@ -20,6 +20,9 @@ class CaseOutcome:
         shares_with: The earlier case whose executable this case got back, if any.
         nearest: The earlier case whose key differs least (``None`` for the first case).
         changes: What differs from ``nearest``'s key.
+        helper_compiles: ``(name, count)`` of the other programs JAX compiled while this case
+            went through jit (eager operations the target ran while tracing, e.g.
+            ``jit(sqrt)`` under ``jax.ensure_compile_time_eval``); not in ``compiles``.
     """
 
     name: str
@@ -34,6 +37,7 @@ class CaseOutcome:
     shares_with: str | None
     nearest: str | None
     changes: tuple[KeyChange, ...]
+    helper_compiles: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +64,18 @@ class SweepReport:
 
     @property
     def total_compiles(self) -> int:
-        """XLA compilations the whole sweep caused."""
+        """XLA compilations of the target over the whole sweep (helpers not included)."""
         return sum(c.compiles for c in self.cases if isinstance(c, CaseOutcome))
+
+    @property
+    def helper_compiles(self) -> tuple[tuple[str, int], ...]:
+        """``(name, count)`` of every helper program compiled over the sweep, by name."""
+        totals: dict[str, int] = {}
+        for case in self.cases:
+            if isinstance(case, CaseOutcome):
+                for name, count in case.helper_compiles:
+                    totals[name] = totals.get(name, 0) + count
+        return tuple(sorted(totals.items()))
 
     @property
     def failures(self) -> tuple[FailedCase, ...]:
@@ -70,5 +84,5 @@ class SweepReport:
 
     @property
     def exceeded(self) -> bool:
-        """Whether the sweep compiled more often than ``--max-compiles`` allows."""
+        """Whether the target compiled more often than ``--max-compiles`` allows."""
         return self.max_compiles is not None and self.total_compiles > self.max_compiles

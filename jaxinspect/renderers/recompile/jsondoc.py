@@ -30,6 +30,7 @@ def sweep_to_dict(report: SweepReport) -> dict[str, Any]:
         "jaxlib_version": report.jaxlib_version,
         "x64": report.x64,
         "total_compiles": report.total_compiles,
+        "helper_compiles": _helpers_to_list(report.helper_compiles),
         "max_compiles": report.max_compiles,
         "exceeded": report.exceeded,
         "cases": [_case_to_dict(c) for c in report.cases],
@@ -59,8 +60,13 @@ def _case_to_dict(case: CaseOutcome | FailedCase) -> dict[str, Any]:
             for c in case.changes
         ],
         "key": _key_to_dict(case.key),
+        "helper_compiles": _helpers_to_list(case.helper_compiles),
         "error": None,
     }
+
+
+def _helpers_to_list(helpers: tuple[tuple[str, int], ...]) -> list[dict[str, Any]]:
+    return [{"name": name, "count": count} for name, count in helpers]
 
 
 def _key_to_dict(key: CacheKey) -> dict[str, Any]:
