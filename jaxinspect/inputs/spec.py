@@ -22,7 +22,18 @@ from jaxinspect.inputs.sharding import (
 from jaxinspect.suggest import did_you_mean
 
 #: Top-level keys a spec may have.
-KNOWN_KEYS = ("args", "static", "donate", "mesh", "devices", "topology", "out_shardings")
+KNOWN_KEYS = (
+    "args",
+    "static",
+    "donate",
+    "mesh",
+    "devices",
+    "topology",
+    "out_shardings",
+    "python_numbers",
+)
+#: ``python_numbers:`` values: how Python numbers in ``from:`` results are passed to jit.
+PYTHON_NUMBERS = ("traced", "static")
 #: The key of the tuple form, ``{tuple: [a, b]}`` (a mapping with that key alone).
 TUPLE_KEY = "tuple"
 #: Keys people write by analogy with other tools, and what to write instead.
@@ -83,6 +94,9 @@ class Spec:
     topology: str | None = None
     #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
     out_shardings: tuple[Sharding | None, ...] | None = None
+    #: ``python_numbers:``: ``traced`` or ``static`` for Python numbers in ``from:`` results;
+    #: ``None`` follows the target (see ``inputs.numbers``).
+    python_numbers: str | None = None
 
     @property
     def positional(self) -> bool:
@@ -241,6 +255,7 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
         devices=_parse_devices(document.get("devices"), f"{source}: devices"),
         topology=_parse_topology(document.get("topology"), f"{source}: topology"),
         out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
+        python_numbers=_parse_python_numbers(document.get("python_numbers"), source),
     )
     # Without a mesh, a sharded leaf may still meet one from --mesh: that is checked when the
     # command line is applied (and again before anything is placed).
@@ -315,6 +330,15 @@ def _leaves_with_paths(spec: Spec) -> list[tuple[str, LeafSpec]]:
             node, f"{spec.source}: args.{name}" if name is not None else f"{spec.source}: args[{i}]"
         )
     return out
+
+
+def _parse_python_numbers(raw: object, source: str) -> str | None:
+    if raw is None or raw in PYTHON_NUMBERS:
+        return raw
+    raise SpecError(
+        f"{source}: python_numbers: expected `traced` (as jax.jit) or `static` "
+        f"(as equinox.filter_jit), not {raw!r}"
+    )
 
 
 def _parse_devices(raw: object, where: str) -> int | None:

@@ -18,6 +18,7 @@ from jaxinspect.inputs.adapt import adapt_function, bind_target
 from jaxinspect.inputs.arrays import abstract_tree, build_call
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.inputs.factories import Resolver
+from jaxinspect.inputs.numbers import traces_numbers
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.inputs.transform_apply import composition, transform_target
@@ -106,7 +107,9 @@ def run_sweep(
     ).platform
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
-        resolver = Resolver()  # one per sweep: equal factory calls share their statics
+        # One per sweep: equal factory calls share their statics.
+        numbers = bool(cases) and traces_numbers(function, cases[0][1])
+        resolver = Resolver(traced_numbers=numbers)
         bound = [_bind(name, spec, function, target, resolver) for name, spec in cases]
         jitted, bound = _one_jit(adapt_function(function, [p for *_, p in bound]), bound, target)
         results: list[CaseOutcome | FailedCase] = []
