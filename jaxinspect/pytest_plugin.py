@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
+from jaxinspect.inputs.target import function_target
 from jaxinspect.snapshot.foldernames import snapshot_folder_name
 from jaxinspect.snapshot.hygiene import Judgement, Removal, module_folder
 from jaxinspect.snapshot.pytest_record import WORKER_KEY, SessionRecord
 from jaxinspect.snapshot.pytest_snapshot import (
     UPDATE_FLAG,
     SnapshotAssertion,
-    loaded_target,
     spec_of,
 )
 
@@ -266,7 +266,7 @@ def jaxinspect_bench(request: pytest.FixtureRequest) -> Callable[..., Any]:
         try:
             outcome, verdict = check_latency(
                 path,
-                loaded_target(function),
+                function_target(function),
                 spec_of(spec, args),
                 update=update,
                 fail_on=fail_on,

@@ -242,3 +242,48 @@ def test_debug_prints_each_failed_case_traceback_and_still_sweeps(
     assert "1 XLA compilations for 2 cases (1 failed)" in result.stdout
     assert "Traceback (most recent call last):" in result.stderr
     assert "Error: case mismatch: " in result.stderr
+
+
+#: Issue #26 finding 10: eager helpers JAX compiles while the target traces.
+HELPERS = """
+import jax
+import jax.numpy as jnp
+
+
+def norm_helper(n):
+    return jnp.sqrt(n)
+
+
+def scaled(x):
+    with jax.ensure_compile_time_eval():
+        scale = jnp.sqrt(jnp.asarray(x.shape[0], jnp.float32))  # the finding's eager sqrt
+        # Defined here, so compiled in no earlier test of this process: always a helper.
+        scale = scale * jax.jit(norm_helper)(jnp.float32(x.shape[0]))
+    return x * scale
+"""
+
+HELPER_CASES = """
+cases:
+  a: {args: {x: 'f32[5]'}}
+  b: {args: {x: 'f32[7]'}}
+"""
+
+
+def test_helper_compilations_are_named_apart_from_the_targets(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "scaled.py").write_text(HELPERS)
+    (tmp_path / "cases.yaml").write_text(HELPER_CASES)
+    args = [f"{tmp_path}/scaled.py:scaled", "--shapes", tmp_path / "cases.yaml"]
+    # A fresh shape (5, 7) for the eager helpers: nothing in this process compiled them yet.
+    result = run_cli("recompile", *args, "--max-compiles", "2", "--format", "json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, SCHEMA)
+    assert document["total_compiles"] == 2 and not document["exceeded"]
+    assert [c["events"]["compiles"] for c in document["cases"]] == [1, 1]
+    helpers = {h["name"]: h["count"] for h in document["cases"][0]["helper_compiles"]}
+    assert helpers["jit(norm_helper)"] == 1
+    assert document["cases"][1]["helper_compiles"] == []  # the helpers' cache now has them
+    assert document["helper_compiles"] == document["cases"][0]["helper_compiles"]
+    table = run_cli("recompile", *args, "--max-compiles", "1")
+    assert table.exit_code == 1  # the target's own second compilation still counts
+    assert "2 XLA compilations for 2 cases (--max-compiles 1) EXCEEDED" in table.stdout

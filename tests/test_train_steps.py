@@ -18,6 +18,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import pytest
+import yaml
 from flax import nnx
 
 from conftest import SAMPLES, sample
@@ -63,8 +64,9 @@ def _figures(compiled: Any) -> dict[str, float]:
 
 
 def flax_reference() -> dict[str, float]:
+    # The sample's own jax.jit: it traces TrainState.step (a Python 0) as a weak int32[].
     module = _module("train_flax")
-    return _filter_jit_figures(module.train_step, module.init_state(), *_batch())
+    return _figures(module.train_step.lower(module.init_state(), *_batch()).compile())
 
 
 def equinox_reference() -> dict[str, float]:
@@ -124,8 +126,35 @@ def test_function_fields_and_python_numbers_are_static(run_cli):
     assert args["model.activation"]["value"] == "jax._src.nn.functions.gelu"
     assert args["model.layers[0].weight"]["shape"] == [32, FEATURES]
     flax_args = {a["path"]: a for a in _stages(run_cli, *STEPS["flax-linen"][:2])["args"]}
-    assert flax_args["state.step"] == {"kind": "static", "path": "state.step", "value": "0"}
     assert flax_args["state.params['Dense_0']['kernel']"]["shape"] == [FEATURES, 32]
+    # Issue #26 finding 14: the sample's jax.jit traces the Python number; so does jaxinspect.
+    step = flax_args["state.step"]
+    assert (step["kind"], step["dtype"], step["shape"], step["weak_type"]) == (
+        "array",
+        "int32",
+        [],
+        True,
+    )
+
+
+def test_python_numbers_follow_the_spec_key(run_cli, tmp_path):
+    """``python_numbers: static`` keeps TrainState.step a constant (as before #26)."""
+    spec = yaml.safe_load((SAMPLES / "train_flax.yaml").read_text())
+    spec["args"]["state"]["from"] = sample(spec["args"]["state"]["from"])
+    for key, kind in (("static", "static"), ("traced", "array")):
+        spec["python_numbers"] = key
+        path = tmp_path / f"{key}.yaml"
+        path.write_text(yaml.safe_dump(spec))
+        result = run_cli(
+            "stages", sample("train_flax.py:train_step"), "--shapes", path, "--format", "json"
+        )
+        assert result.exit_code == 0, result.stderr
+        args = {a["path"]: a for a in json.loads(result.stdout)["args"]}
+        assert args["state.step"]["kind"] == kind
+    spec["python_numbers"] = "sometimes"
+    path.write_text(yaml.safe_dump(spec))
+    bad = run_cli("stages", sample("train_flax.py:train_step"), "--shapes", path)
+    assert bad.exit_code == 2 and "python_numbers: expected `traced`" in bad.stderr
 
 
 def test_nnx_updates_are_outputs_not_dead_code(run_cli):
@@ -203,3 +232,22 @@ def test_donating_a_state_built_by_a_factory_runs_with_timings(run_cli, tmp_path
     aliased = {a["argument"] for a in doc["memory"]["input_output_aliases"]}
     assert "state.params['Dense_0']['kernel']" in aliased  # the new params reuse the old buffers
     assert doc["timings"]["cached_call_s"] > 0
+
+
+def test_numbers_inside_modules_stay_static_under_jax_jit():
+    """The rule's unit: numbers outside modules are traced, inside Equinox/NNX ones static."""
+    from jaxinspect.inputs.numbers import is_module, number_mask, traces_numbers
+    from jaxinspect.inputs.spec import Spec
+
+    layer = eqx.nn.Dropout(0.5)  # its probability is a Python float field
+    tree = {"step": 0, "lr": 0.1, "flag": True, "layer": layer, "w": jnp.zeros(2)}
+    leaves = jax.tree_util.tree_leaves(tree)
+    mask = dict(zip(map(id, leaves), number_mask(tree), strict=True))
+    assert mask[id(tree["step"])] and mask[id(tree["lr"])]
+    assert not mask[id(tree["flag"])] and not mask[id(tree["w"])]
+    assert not mask[id(layer.p)]  # inside the module
+    assert is_module(layer) and is_module(_module("train_nnx").make_model())
+    spec = Spec(source="t", args=())
+    assert traces_numbers(_module("train_flax").train_step, spec)  # @jax.jit
+    assert not traces_numbers(_module("train_equinox").train_step, spec)  # @eqx.filter_jit
+    assert not traces_numbers(lambda x: x, spec)  # a plain function: as before

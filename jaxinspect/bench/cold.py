@@ -24,6 +24,7 @@ from jaxinspect.errors import (
     TargetError,
     UsageError,
 )
+from jaxinspect.process.hashseed import hash_seed
 
 _ERRORS: dict[str, type[UsageError]] = {
     "UsageError": UsageError,
@@ -82,6 +83,7 @@ def run_cold_sample(config: ColdConfig, cache_dir: str | None) -> ColdSample:
     # The child must import this very jaxinspect, installed or not.
     package_root = str(Path(jaxinspect.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env["PYTHONHASHSEED"] = hash_seed()  # the same traced program in every cold process
     start = time.perf_counter()
     job = make_job(
         config.target,

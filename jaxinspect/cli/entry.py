@@ -13,6 +13,7 @@ from jaxinspect.cli.capture import report_only_stdout
 from jaxinspect.errors import ExitCode
 from jaxinspect.pipeline.timing.deadline import own_process
 from jaxinspect.process.fastexit import exit_without_teardown
+from jaxinspect.process.hashseed import reexec_with_fixed_seed
 from jaxinspect.process.interrupts import install_sigint_handler
 from jaxinspect.process.streams import prepare_std_streams
 
@@ -21,12 +22,15 @@ T = TypeVar("T")
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    argv = sys.argv[1:]
+    if not _plain_diff(argv):  # a diff of stored files runs no user code
+        reexec_with_fixed_seed(argv)  # before jax: the user's code runs under a fixed hash seed
     prepare_std_streams()
     install_sigint_handler()
     own_process()  # --timeout may end this process from its watchdog thread
     # Held to the very end: the user's threads may still print while the process ends.
     with report_only_stdout():
-        exit_without_teardown(run(sys.argv[1:]))
+        exit_without_teardown(run(argv))
 
 
 def run(argv: list[str]) -> object:
@@ -47,6 +51,14 @@ def run(argv: list[str]) -> object:
         from jaxinspect.cli.app import run_app
 
         return run_app(argv)
+
+
+def _plain_diff(argv: list[str]) -> bool:
+    if argv[:1] != ["diff"]:
+        return False
+    from jaxinspect.cli.commands.diff import parse_plain_diff
+
+    return parse_plain_diff(argv) is not None
 
 
 def exit_code_of(command: Callable[[T], None], args: T) -> object:

@@ -49,7 +49,7 @@ def abstract_tree(node: Node, placement: Any, resolver: Resolver | None = None) 
             weak_type=node.weak_type,
         )
     if isinstance(node, ListNode):
-        return [abstract_tree(item, placement, resolver) for item in node.items]
+        return node.pack([abstract_tree(item, placement, resolver) for item in node.items])
     if isinstance(node, DictNode):
         return {key: abstract_tree(item, placement, resolver) for key, item in node.items}
     filtered = _resolver(resolver).resolve(node)
@@ -70,17 +70,29 @@ def concrete_tree(
     key data. Weak-typed YAML scalars become Python numbers, as a caller would pass them.
     """
     if isinstance(node, ListNode):
-        return [concrete_tree(item, rng, placement, resolver) for item in node.items]
+        return node.pack([concrete_tree(item, rng, placement, resolver) for item in node.items])
     if isinstance(node, DictNode):
         return {key: concrete_tree(item, rng, placement, resolver) for key, item in node.items}
     if isinstance(node, FromNode | ValueNode):
         filtered = _resolver(resolver).resolve(node)
         replicated = placement.sharding()
-        arrays = tuple(_concrete_leaf(a.shape, a.dtype, rng, replicated) for a in filtered.arrays)
+        arrays = tuple(
+            _weak_number(a, rng)
+            if a.weak_type and not a.shape  # a traced Python number: one again, as jit gets it
+            else _concrete_leaf(a.shape, a.dtype, rng, replicated)
+            for a in filtered.arrays
+        )
         return Filtered(filtered.static, arrays)
     if node.weak_type:
         return float(rng.standard_normal()) if node.dtype == "float32" else int(rng.integers(10))
     return _concrete_leaf(node.shape, _dtype(node), rng, placement.sharding(node.sharding))
+
+
+def _weak_number(leaf: Any, rng: np.random.Generator) -> Any:
+    kind = np.dtype(leaf.dtype).kind
+    if kind == "c":
+        return complex(rng.standard_normal(), rng.standard_normal())
+    return float(rng.standard_normal()) if kind == "f" else int(rng.integers(10))
 
 
 def _concrete_leaf(

@@ -14,6 +14,7 @@ import jax
 from jaxinspect.errors import SpecError, StageError, TargetError
 from jaxinspect.inputs.filtered import Filtered, combine, is_array, partition
 from jaxinspect.inputs.fromnode import FromNode, ValueNode
+from jaxinspect.inputs.numbers import number_mask, weak_scalar
 from jaxinspect.inputs.spec import Node, Spec
 from jaxinspect.inputs.target import load_target, parse_target
 from jaxinspect.process.usercode import user_code
@@ -38,9 +39,11 @@ class Resolver:
     cases) built by one factory share one jit cache entry, as a real program's would.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, traced_numbers: bool = False) -> None:
+        """``traced_numbers``: Python numbers in results are traced (``inputs.numbers``)."""
         self._results: dict[tuple[str, str | None, str], Any] = {}
         self._resolved: dict[int, tuple[Node, Filtered]] = {}
+        self._traced_numbers = traced_numbers
 
     def resolve(self, node: FromNode | ValueNode) -> Filtered:
         """The abstract arrays (``ShapeDtypeStruct``) and static part of the node's pytree.
@@ -55,7 +58,9 @@ class Resolver:
         if isinstance(node, ValueNode):
             filtered = _abstract(partition(node.value))
         else:
-            filtered = partition(select(self.result(node), node))
+            part = select(self.result(node), node)
+            traced = number_mask(part) if self._traced_numbers else None
+            filtered = partition(part, traced=traced, abstract=weak_scalar)
         # The node is kept alive with its result, so its id cannot be reused meanwhile.
         self._resolved[id(node)] = (node, filtered)
         return filtered

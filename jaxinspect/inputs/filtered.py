@@ -144,10 +144,28 @@ def is_filtered(value: Any) -> bool:
     return isinstance(value, Filtered)
 
 
-def partition(tree: Any, *, arrays: Callable[[Any], bool] = is_array) -> Filtered:
-    """Split ``tree`` into its array leaves and its static part."""
+def partition(
+    tree: Any,
+    *,
+    arrays: Callable[[Any], bool] = is_array,
+    traced: list[bool] | None = None,
+    abstract: Callable[[Any], Any] | None = None,
+) -> Filtered:
+    """Split ``tree`` into its array leaves and its static part.
+
+    ``traced`` marks more leaves (by position) to trace: Python numbers under ``jax.jit``
+    semantics (``inputs.numbers``), given to the arrays as ``abstract(leaf)``.
+    """
     with_paths, treedef = jax.tree_util.tree_flatten_with_path(tree)
-    keep = [(jax.tree_util.keystr(p), leaf, bool(arrays(leaf))) for p, leaf in with_paths]
+    more = traced or [False] * len(with_paths)
+    if any(more) and abstract is not None:
+        with_paths = [
+            (p, abstract(v) if m else v) for (p, v), m in zip(with_paths, more, strict=True)
+        ]
+    keep = [
+        (jax.tree_util.keystr(p), leaf, bool(m or arrays(leaf)))
+        for (p, leaf), m in zip(with_paths, more, strict=True)
+    ]
     mask = tuple(m for _, _, m in keep)
     static = StaticPart(
         treedef=treedef,

@@ -22,7 +22,20 @@ from jaxinspect.inputs.shardspec import (
 from jaxinspect.suggest import did_you_mean
 
 #: Top-level keys a spec may have.
-KNOWN_KEYS = ("args", "static", "donate", "mesh", "devices", "topology", "out_shardings")
+KNOWN_KEYS = (
+    "args",
+    "static",
+    "donate",
+    "mesh",
+    "devices",
+    "topology",
+    "out_shardings",
+    "python_numbers",
+)
+#: ``python_numbers:`` values: how Python numbers in ``from:`` results are passed to jit.
+PYTHON_NUMBERS = ("traced", "static")
+#: The key of the tuple form, ``{tuple: [a, b]}`` (a mapping with that key alone).
+TUPLE_KEY = "tuple"
 #: Keys people write by analogy with other tools, and what to write instead.
 _MISTAKEN_KEYS = {
     "shardings": "write `sharding:` on each leaf (or f32[256@data,784]), or `out_shardings:`",
@@ -32,9 +45,18 @@ _MISTAKEN_KEYS = {
 
 @dataclass(frozen=True, slots=True)
 class ListNode:
-    """A YAML sequence of pytree nodes (passed to the function as a Python list)."""
+    """A YAML sequence of pytree nodes, passed as a Python list, or a tuple if written so.
+
+    ``{tuple: [a, b]}`` is the tuple form: a pytree's structure tells a tuple from a list, so
+    an argument a function receives as a tuple (diffrax's ``y0=(prey, predator)``) must be one.
+    """
 
     items: tuple[Node, ...]
+    is_tuple: bool = False
+
+    def pack(self, values: list[Any]) -> list[Any] | tuple[Any, ...]:
+        """``values`` in this node's container: a list, or a tuple for the tuple form."""
+        return tuple(values) if self.is_tuple else values
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +94,9 @@ class Spec:
     topology: str | None = None
     #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
     out_shardings: tuple[Sharding | None, ...] | None = None
+    #: ``python_numbers:``: ``traced`` or ``static`` for Python numbers in ``from:`` results;
+    #: ``None`` follows the target (see ``inputs.numbers``).
+    python_numbers: str | None = None
 
     @property
     def positional(self) -> bool:
@@ -230,6 +255,7 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
         devices=_parse_devices(document.get("devices"), f"{source}: devices"),
         topology=_parse_topology(document.get("topology"), f"{source}: topology"),
         out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
+        python_numbers=_parse_python_numbers(document.get("python_numbers"), source),
     )
     # Without a mesh, a sharded leaf may still meet one from --mesh: that is checked when the
     # command line is applied (and again before anything is placed).
@@ -304,6 +330,15 @@ def _leaves_with_paths(spec: Spec) -> list[tuple[str, LeafSpec]]:
             node, f"{spec.source}: args.{name}" if name is not None else f"{spec.source}: args[{i}]"
         )
     return out
+
+
+def _parse_python_numbers(raw: object, source: str) -> str | None:
+    if raw is None or raw in PYTHON_NUMBERS:
+        return raw
+    raise SpecError(
+        f"{source}: python_numbers: expected `traced` (as jax.jit) or `static` "
+        f"(as equinox.filter_jit), not {raw!r}"
+    )
 
 
 def _parse_devices(raw: object, where: str) -> int | None:
@@ -413,6 +448,8 @@ def _parse_node(raw: object, where: str, folder: str | None) -> Node:
     if isinstance(raw, list):
         return ListNode(tuple(_parse_node(v, f"{where}[{i}]", folder) for i, v in enumerate(raw)))
     if isinstance(raw, Mapping):
+        if TUPLE_KEY in raw and len(raw) == 1:
+            return _parse_tuple(raw[TUPLE_KEY], f"{where}.{TUPLE_KEY}", folder)
         if is_from_mapping(raw):
             return parse_from(raw, where, folder)
         if "shape" in raw or "dtype" in raw:
@@ -427,6 +464,16 @@ def _parse_node(raw: object, where: str, folder: str | None) -> Node:
         f"{where}: expected a leaf like f32[8,4], a list or a mapping "
         f"(or {{from: FILE.py:NAME}}), not a {_yaml_type(raw)}"
     )
+
+
+def _parse_tuple(raw: object, where: str, folder: str | None) -> ListNode:
+    if not isinstance(raw, list):
+        raise SpecError(
+            f"{where}: a tuple is written {{tuple: [item, ...]}}, with a list, "
+            f"not a {_yaml_type(raw)}"
+        )
+    items = tuple(_parse_node(v, f"{where}[{i}]", folder) for i, v in enumerate(raw))
+    return ListNode(items, is_tuple=True)
 
 
 def _parse_static(raw: object, source: str) -> tuple[tuple[str, Any], ...]:

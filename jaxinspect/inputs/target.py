@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -198,3 +199,21 @@ def _import_module(ref: TargetRef) -> ModuleType:
                 hint="Use a path ending in .py for a file, or install the package.",
             ) from None
         raise
+
+
+def function_target(function: Callable[..., Any]) -> LoadedTarget:
+    """A ``LoadedTarget`` for a function given in Python (the pytest fixture, the hash-seed
+    probe), named by its module and qualname."""
+    module = getattr(function, "__module__", None) or "__main__"
+    qualname = str(getattr(function, "__qualname__", None) or getattr(function, "__name__", "fn"))
+    ref = TargetRef(
+        spec=f"{module}:{qualname}",
+        module=module,
+        attribute=tuple(qualname.split(".")),
+        is_file=False,
+    )
+    try:
+        source = inspect.getsourcefile(function)
+    except TypeError:
+        source = None
+    return LoadedTarget(ref=ref, function=function, source_file=source)

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from jaxinspect.recompile.cachekey import CacheKey
-from jaxinspect.recompile.report import CaseOutcome, FailedCase, SweepReport
+from jaxinspect.recompile.report import CaseOutcome, FailedCase, HelperCompile, SweepReport
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.units import format_seconds
 
@@ -44,7 +44,7 @@ def render_sweep_console(report: SweepReport, *, all_keys: bool = False) -> Rend
             continue
         events = f"{case.traces}/{case.lowerings}/{case.compiles}"
         compile_s = format_seconds(case.compile_s) if case.compiled else "—"
-        table.add_row(case.name, _result(case), events, compile_s, _why(case))
+        table.add_row(case.name, _result(case), events, compile_s, _why_with_helpers(case))
     parts: list[RenderableType] = [table, _keys_table(report, all_keys)]
     limit = "" if report.max_compiles is None else f" (--max-compiles {report.max_compiles})"
     verdict = "EXCEEDED" if report.exceeded else ""
@@ -56,7 +56,21 @@ def render_sweep_console(report: SweepReport, *, all_keys: bool = False) -> Rend
             style="bold red" if report.exceeded else "",
         )
     )
+    if report.helper_compiles:
+        count = sum(h.count for h in report.helper_compiles)
+        parts.append(
+            Text(
+                f"+ {count} helper compilations, not counted: {_helpers(report.helper_compiles)} "
+                f"(eager operations {report.composition} ran while tracing)",
+                style="dim",
+            )
+        )
     return Group(*parts)
+
+
+def _helpers(helpers: tuple[HelperCompile, ...]) -> str:
+    """``jit(sqrt), jit(convert_element_type) ×2``."""
+    return ", ".join(h.name if h.count == 1 else f"{h.name} ×{h.count}" for h in helpers)
 
 
 def _result(case: CaseOutcome) -> str:
@@ -76,6 +90,14 @@ def _why(case: CaseOutcome) -> str:
     if not case.compiled:
         lines.append("  (key differs, yet JAX reused a compiled executable)")
     return "\n".join(lines)
+
+
+def _why_with_helpers(case: CaseOutcome) -> str:
+    """``_why``, then the helper programs compiled while the case traced, if any."""
+    why = _why(case)
+    if not case.helper_compiles:
+        return why
+    return f"{why}\nhelpers compiled: {_helpers(case.helper_compiles)}"
 
 
 def _keys_table(report: SweepReport, all_keys: bool) -> FitTable:

@@ -22,6 +22,9 @@ class CaseOutcome:
         shares_with: The earlier case whose executable this case got back, if any.
         nearest: The earlier case whose key differs least (``None`` for the first case).
         changes: What differs from ``nearest``'s key.
+        helper_compiles: The other programs JAX compiled while this case
+            went through jit (eager operations the target ran while tracing, e.g.
+            ``jit(sqrt)`` under ``jax.ensure_compile_time_eval``); not in ``compiles``.
     """
 
     name: str
@@ -36,6 +39,7 @@ class CaseOutcome:
     shares_with: str | None = field(metadata=js("shares_executable_with"))
     nearest: str | None
     changes: tuple[KeyChange, ...]
+    helper_compiles: tuple[HelperCompile, ...] = ()
 
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("events", "error")
 
@@ -48,6 +52,15 @@ class CaseOutcome:
     def error(self) -> None:
         """Always null: the case went through jit (a failed case is a ``FailedCase``)."""
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class HelperCompile:
+    """Another program JAX compiled while the target traced (an eager operation it ran, e.g.
+    ``jit(sqrt)`` under ``jax.ensure_compile_time_eval``), by the name JAX gives it."""
+
+    name: str
+    count: int = field(metadata=js(schema={"minimum": 1}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +99,22 @@ class SweepReport:
     #: ``--max-compiles``, or null.
     max_compiles: int | None = None
 
-    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_compiles", "exceeded")
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_compiles", "helper_compiles", "exceeded")
 
     @property
     def total_compiles(self) -> int:
-        """XLA compilations the whole sweep caused."""
+        """XLA compilations of the target over the whole sweep (helpers not included)."""
         return sum(c.compiles for c in self.cases if isinstance(c, CaseOutcome))
+
+    @property
+    def helper_compiles(self) -> tuple[HelperCompile, ...]:
+        """Every helper program compiled over the sweep, by name."""
+        totals: dict[str, int] = {}
+        for case in self.cases:
+            if isinstance(case, CaseOutcome):
+                for helper in case.helper_compiles:
+                    totals[helper.name] = totals.get(helper.name, 0) + helper.count
+        return tuple(HelperCompile(name, count) for name, count in sorted(totals.items()))
 
     @property
     def failures(self) -> tuple[FailedCase, ...]:
@@ -100,5 +123,5 @@ class SweepReport:
 
     @property
     def exceeded(self) -> bool:
-        """Whether the sweep compiled more often than ``--max-compiles`` allows."""
+        """Whether the target compiled more often than ``--max-compiles`` allows."""
         return self.max_compiles is not None and self.total_compiles > self.max_compiles

@@ -19,6 +19,7 @@ from jaxinspect.inputs.adapt import adapt_function, bind_target
 from jaxinspect.inputs.arrays import abstract_tree, build_call
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.inputs.factories import Resolver
+from jaxinspect.inputs.numbers import traces_numbers
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.inputs.transform_apply import composition, transform_target
@@ -29,7 +30,7 @@ from jaxinspect.pipeline.placement import place, reserve_devices
 from jaxinspect.process.frames import hide_tool_frames
 from jaxinspect.process.usercode import user_code
 from jaxinspect.recompile.cachekey import CacheKey, KeyChange, build_cache_key, key_changes
-from jaxinspect.recompile.report import CaseOutcome, FailedCase, SweepReport
+from jaxinspect.recompile.report import CaseOutcome, FailedCase, HelperCompile, SweepReport
 from jaxinspect.topologies.tpu import topology_devices
 
 #: A case with its call plan, or the failure that stopped it before jit.
@@ -37,20 +38,34 @@ _Bound = tuple[str, Spec, CallPlan | FailedCase]
 
 
 class _EventCounter:
-    """Counts and times jax.monitoring compile-pipeline events while registered."""
+    """Counts and times jax.monitoring compile-pipeline events while registered.
+
+    JAX names the function each event is for (``fun_name``). The target's own events carry
+    its name (``scaled`` for the trace, ``jit(scaled)`` for lowering and compilation); any
+    other compilation is a helper JAX compiled while the target traced, e.g. an eager
+    ``jit(sqrt)`` under ``jax.ensure_compile_time_eval``. Those are counted apart, by name, so
+    that ``--max-compiles`` judges the target alone.
+    """
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.seconds: dict[str, float] = {}
+        self.helpers: dict[str, int] = {}
+        self.target_names: frozenset[str] = frozenset()
 
-    def __call__(self, event: str, duration: float, **_: Any) -> None:
+    def __call__(self, event: str, duration: float, **kwargs: Any) -> None:
+        name = kwargs.get("fun_name")
+        if isinstance(name, str) and self.target_names and name not in self.target_names:
+            if event == COMPILE_EVENT:
+                self.helpers[name] = self.helpers.get(name, 0) + 1
+            return  # a helper's trace or lowering, or a nested jit traced inline
         self.counts[event] = self.counts.get(event, 0) + 1
         self.seconds[event] = self.seconds.get(event, 0.0) + duration
 
-    def take(self) -> tuple[dict[str, int], dict[str, float]]:
-        counts, seconds = self.counts, self.seconds
-        self.counts, self.seconds = {}, {}
-        return counts, seconds
+    def take(self) -> tuple[dict[str, int], dict[str, float], dict[str, int]]:
+        counts, seconds, helpers = self.counts, self.seconds, self.helpers
+        self.counts, self.seconds, self.helpers = {}, {}, {}
+        return counts, seconds, helpers
 
 
 @contextmanager
@@ -92,12 +107,15 @@ def run_sweep(
     ).platform
     x64 = any(spec.needs_x64 for _, spec in cases)
     with jax.enable_x64(x64):
-        resolver = Resolver()  # one per sweep: equal factory calls share their statics
+        # One per sweep: equal factory calls share their statics.
+        numbers = bool(cases) and traces_numbers(function, cases[0][1])
+        resolver = Resolver(traced_numbers=numbers)
         bound = [_bind(name, spec, function, target, resolver) for name, spec in cases]
         jitted, bound = _one_jit(adapt_function(function, [p for *_, p in bound]), bound, target)
         results: list[CaseOutcome | FailedCase] = []
         executables: list[tuple[str, Any]] = []
         with _counting() as counter:
+            counter.target_names = _event_names(jitted)
             for name, spec, plan in bound:
                 if isinstance(plan, FailedCase):
                     results.append(plan)
@@ -154,7 +172,7 @@ def _sweep_case(
     start = time.perf_counter()
     compiled = _aot(jitted, args, kwargs, target)
     wall = time.perf_counter() - start
-    counts, seconds = counter.take()
+    counts, seconds, helpers = counter.take()
     outcome = CaseOutcome(
         name=name,
         source=spec.source,
@@ -168,8 +186,17 @@ def _sweep_case(
         shares_with=None,
         nearest=None,
         changes=(),
+        helper_compiles=tuple(HelperCompile(n, c) for n, c in sorted(helpers.items())),
     )
     return jaxapi.executable_identity(compiled), outcome
+
+
+def _event_names(jitted: Any) -> frozenset[str]:
+    """The ``fun_name``s JAX gives the target's own events (none without a jitted function)."""
+    if jitted is None:
+        return frozenset()
+    name = str(getattr(jitted, "__name__", "") or "")
+    return frozenset({name, f"jit({name})"}) if name else frozenset()
 
 
 def _require_events(case: CaseOutcome) -> None:

@@ -8,7 +8,9 @@ this module only orders and trims them for a terminal:
   (``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames``) and the per-instruction
   ``metadata={...}`` and ``frontend_attributes={...}`` are left out unless asked for;
 * a jaxpr's parameter list, which for a model's state runs to dozens of binders, is folded to
-  its first and last few so the equations come first.
+  its first and last few so the equations come first; so are the parameter and result lists
+  of StableHLO functions and HLO computations (a train step's 311 arguments would otherwise
+  wrap into a thousand rows before the first operation).
 
 Both parse the printed text, since that is what a report carries; the tests run them on real
 compiler output.
@@ -44,13 +46,84 @@ class Preview:
     hidden: str | None = None  # e.g. "source-location tables and metadata= (--metadata)"
 
 
-def preview(stage: str, text: str, *, metadata: bool = False) -> Preview:
-    """The lines of ``stage``'s ``text`` in reading order (see the module docstring)."""
+def preview(stage: str, text: str, *, metadata: bool = False, fold: bool = True) -> Preview:
+    """The lines of ``stage``'s ``text`` in reading order (see the module docstring).
+
+    ``fold``: long parameter lists are folded (``--full`` turns it off).
+    """
     if stage == "hlo":
-        return hlo_reading_order(text, metadata=metadata)
+        found = hlo_reading_order(text, metadata=metadata)
+        if not fold:
+            return found
+        return Preview(tuple(fold_signature(line) for line in found.lines), found.hidden)
     if stage == "jaxpr":
-        return Preview(tuple(fold_jaxpr_params(text).splitlines()))
-    return Preview(tuple(text.splitlines()))
+        return Preview(tuple((fold_jaxpr_params(text) if fold else text).splitlines()))
+    lines = text.splitlines()
+    return Preview(tuple(fold_signature(line) for line in lines) if fold else tuple(lines))
+
+
+#: A StableHLO function or an HLO computation header: where its parameter list opens.
+_SIGNATURE = re.compile(r"^\s*(?:func\.func\b[^(]*@[\w.$\-]+|ENTRY\s+%?[\w.\-]+\s*|%[\w.\-]+\s*)\(")
+_OPENERS = {"(": ")", "<": ">", "{": "}", "[": "]"}
+#: Parameters (or results) a signature shows whole; a longer list keeps ``KEPT_PARAMS`` a side.
+SIGNATURE_ITEMS_SHOWN = 16
+
+
+def fold_signature(line: str) -> str:
+    """A function header whose parameter (or result) list is long, with its middle folded.
+
+    ``func.func public @main(%arg0: …, %arg1: …, … 305 more …, %arg310: …) -> (…)``: a train
+    step's 311 parameters otherwise wrap into a thousand terminal rows before the first op.
+    Lists of at most ``SIGNATURE_ITEMS_SHOWN`` items are left as printed.
+    """
+    match = _SIGNATURE.match(line)
+    if match is None:
+        return line
+    open_at = match.end() - 1
+    folded, end = _fold_list(line, open_at, "parameters")
+    arrow = folded.find("-> (", end)
+    if arrow != -1 and folded[end:arrow].strip() == "":
+        folded, _ = _fold_list(folded, arrow + 3, "results")
+    return folded
+
+
+def _fold_list(line: str, open_at: int, noun: str) -> tuple[str, int]:
+    """``line`` with the comma list in the brackets opened at ``open_at`` folded; its end."""
+    items, close = _top_level_items(line, open_at)
+    if close == -1:
+        return line, len(line)
+    if len(items) <= SIGNATURE_ITEMS_SHOWN:
+        return line, close + 1
+    shown = [*items[:KEPT_PARAMS], f"… {len(items) - 2 * KEPT_PARAMS} more …"]
+    shown += items[-KEPT_PARAMS:]
+    inner = ", ".join(shown) + f" ({len(items)} {noun})"
+    out = line[: open_at + 1] + inner + line[close:]
+    return out, open_at + len(inner) + 2  # past the closing bracket
+
+
+def _top_level_items(line: str, open_at: int) -> tuple[list[str], int]:
+    """The comma-separated items inside the bracket at ``open_at``, and where it closes."""
+    stack = [_OPENERS[line[open_at]]]
+    items: list[str] = []
+    start = open_at + 1
+    quoted = False
+    for i in range(open_at + 1, len(line)):
+        char = line[i]
+        if char == '"' and line[i - 1] != "\\":
+            quoted = not quoted
+        if quoted:
+            continue
+        if char in _OPENERS and not (char == "<" and line[i - 1] == "-"):
+            stack.append(_OPENERS[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+            if not stack:
+                items.append(line[start:i].strip())
+                return [item for item in items if item], i
+        elif char == "," and len(stack) == 1:
+            items.append(line[start:i].strip())
+            start = i + 1
+    return [], -1
 
 
 def hlo_reading_order(text: str, *, metadata: bool = False) -> Preview:

@@ -7,7 +7,6 @@ session knows which stored snapshots are still used.
 
 from __future__ import annotations
 
-import inspect
 import io
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -79,9 +78,12 @@ class SnapshotAssertion:
         self._record.used.add(folder)
         counts = self._record.counts
         counts["failed"] += 1  # until it turns out otherwise: pytest.fail leaves by raising
+        from jaxinspect.inputs.target import function_target
+
+        loaded, parsed = function_target(function), spec_of(spec, args)
         try:
             with session_config():
-                taken = capture_snapshot(loaded_target(function), spec_of(spec, args), backend)
+                taken = capture_snapshot(loaded, parsed, backend)
         except JaxInspectError as exc:
             pytest.fail(f"jaxinspect could not snapshot {function!r}: {exc.message}", False)
         if not is_snapshot(folder):
@@ -90,7 +92,9 @@ class SnapshotAssertion:
             write_snapshot(folder, taken)
             outcome = "written"
         else:
-            outcome = self._compare(folder, taken, fail_on)
+            outcome = self._compare(
+                folder, taken, fail_on, lambda: _seed_cause(loaded, parsed, backend)
+            )
         counts["failed"] -= 1
         counts[outcome] += 1
         return folder
@@ -118,8 +122,13 @@ class SnapshotAssertion:
             )
         return folder
 
-    def _compare(self, folder: Path, taken: Any, fail_on: str | None) -> str:
-        """``unchanged`` or ``written`` (with --jaxinspect-update); fails the test otherwise."""
+    def _compare(
+        self, folder: Path, taken: Any, fail_on: str | None, seed_cause: Callable[[], str | None]
+    ) -> str:
+        """``unchanged`` or ``written`` (with --jaxinspect-update); fails the test otherwise.
+
+        A failure whose texts changed asks ``seed_cause`` whether the hash seed explains it.
+        """
         from jaxinspect.snapshot.compare import diff_snapshots
         from jaxinspect.snapshot.store import read_snapshot, write_snapshot
         from jaxinspect.snapshot.thresholds import evaluate, parse_rules
@@ -141,8 +150,19 @@ class SnapshotAssertion:
             return "written"
         verdict = evaluate(parse_rules(fail_on), diff)
         if verdict.failed:
-            pytest.fail(f"jaxinspect snapshot {folder} changed:\n{_describe(diff, verdict)}", False)
+            cause = seed_cause() if diff.texts else None
+            why = "" if cause is None else f"\n{cause}\n"
+            pytest.fail(
+                f"jaxinspect snapshot {folder} changed:{why}\n{_describe(diff, verdict)}", False
+            )
         return "unchanged"  # within the test's fail_on rules
+
+
+def _seed_cause(loaded: Any, spec: Any, backend: str | None) -> str | None:
+    """Whether Python's hash seed changes the function's compiled form (probed in processes)."""
+    from jaxinspect.snapshot.seedprobe import seed_dependence
+
+    return seed_dependence(loaded.ref.module, ".".join(loaded.ref.attribute), spec, backend)
 
 
 def _missing_hint(folder: Path) -> str:
@@ -163,25 +183,6 @@ def _missing_hint(folder: Path) -> str:
                 f"pytest {UPDATE_FLAG} writes it here and deletes the old folder"
             )
     return f"run pytest {UPDATE_FLAG}"
-
-
-def loaded_target(function: Callable[..., Any]) -> Any:
-    """A ``LoadedTarget`` for a function given to a fixture (named by module and qualname)."""
-    from jaxinspect.inputs.target import LoadedTarget, TargetRef
-
-    module = getattr(function, "__module__", None) or "__main__"
-    qualname = str(getattr(function, "__qualname__", None) or getattr(function, "__name__", "fn"))
-    ref = TargetRef(
-        spec=f"{module}:{qualname}",
-        module=module,
-        attribute=tuple(qualname.split(".")),
-        is_file=False,
-    )
-    try:
-        source = inspect.getsourcefile(function)
-    except TypeError:
-        source = None
-    return LoadedTarget(ref=ref, function=function, source_file=source)
 
 
 def spec_of(spec: Any, args: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:

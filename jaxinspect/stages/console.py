@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from rich.columns import Columns
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -12,7 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.base.inspection import InspectionReport, StageText
+from jaxinspect.base.inspection import ArgInfo, InspectionReport, StageText
 from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
@@ -42,12 +43,13 @@ def render_console(
     Args:
         report: The report to show.
         sections: Which sections to show, in any order (shown in pipeline order).
-        max_lines: Lines of each IR to show; ``None`` shows them whole.
+        max_lines: Lines of each IR to show; ``None`` shows them whole, and every argument
+            (else an argument with many leaves is folded, see ``fold_arguments``).
         metadata: Keep the HLO's source-location tables and ``metadata=`` attributes.
         rerun: The options that name the inputs again (``--shapes spec.yaml``), for the hint
             under a shortened IR; ``None`` when they are unknown.
     """
-    parts: list[RenderableType] = [_header(report)]
+    parts: list[RenderableType] = [_header(report, fold=max_lines is not None)]
     for name in IR_STAGES:
         if name in sections:
             parts.append(_stage_panel(report, name, max_lines, metadata, rerun))
@@ -61,7 +63,7 @@ def render_console(
     return Group(*parts)
 
 
-def _header(report: InspectionReport) -> RenderableType:
+def _header(report: InspectionReport, *, fold: bool = True) -> RenderableType:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
@@ -85,8 +87,13 @@ def _header(report: InspectionReport) -> RenderableType:
             Col("per device", drop=3),
         ]
     )
-    for arg in report.args:
-        if arg.kind == "static":
+    rows = fold_arguments(report.args) if fold else list(report.args)
+    if len(rows) < len(report.args):
+        args.caption = Text("--full lists every leaf.", style="dim")
+    for arg in rows:
+        if isinstance(arg, FoldedArgs):
+            args.add_row(Text(arg.text, style="dim"), "", "", "", "", "")
+        elif arg.kind == "static":
             args.add_row(arg.path, "static", "", arg.value or "", "", "")
         else:
             weak = " (weak)" if arg.weak_type else ""
@@ -114,6 +121,53 @@ def _header(report: InspectionReport) -> RenderableType:
             outputs.add_row(out.path, out.dtype, _dims(out.shape), out.sharding or "", shard)
         parts += [Text(""), outputs]
     return Panel(Group(*parts), title="jaxinspect stages", title_align="left")
+
+
+#: Argument rows shown whole; a longer table folds each argument's middle leaves.
+MAX_ARG_ROWS = 30
+#: Leaves kept at each end of a folded argument.
+KEPT_LEAVES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedArgs:
+    """A row standing for leaves left out of the argument table."""
+
+    text: str
+
+
+def fold_arguments(args: tuple[ArgInfo, ...]) -> list[ArgInfo | FoldedArgs]:
+    """``args`` with each long argument's middle leaves folded into one counted row.
+
+    A train step's state has hundreds of leaves; listed whole they push the IR off the
+    screen. Up to ``MAX_ARG_ROWS`` rows are shown as they are; beyond, an argument with more
+    than ``2 * KEPT_LEAVES + 1`` leaves keeps its first and last ``KEPT_LEAVES``. ``--full``
+    lists every leaf.
+    """
+    if len(args) <= MAX_ARG_ROWS:
+        return list(args)
+    groups: dict[str, list[ArgInfo]] = {}
+    for arg in args:
+        groups.setdefault(_argument_name(arg.path), []).append(arg)
+    out: list[ArgInfo | FoldedArgs] = []
+    for name, leaves in groups.items():
+        if len(leaves) <= 2 * KEPT_LEAVES + 1:
+            out += leaves
+            continue
+        hidden = leaves[KEPT_LEAVES:-KEPT_LEAVES]
+        static = sum(1 for leaf in hidden if leaf.kind == "static")
+        kinds = f", {static} static" if static else ""
+        text = f"… {len(hidden)} more of {name}{kinds} ({len(leaves)} leaves)"
+        out += [*leaves[:KEPT_LEAVES], FoldedArgs(text), *leaves[-KEPT_LEAVES:]]
+    return out
+
+
+def _argument_name(path: str) -> str:
+    """``state`` of ``state.params['w']``: the parameter a leaf belongs to."""
+    for i, char in enumerate(path):
+        if char in ".[" and i > 0:
+            return path[:i]
+    return path
 
 
 def run_header(report: InspectionReport) -> Table:
@@ -165,7 +219,7 @@ def _stage_panel(
     if stage is None:
         return Panel(Text(_na(report, f"stages.{name}")), title=title, title_align="left")
     total = len(stage.text.splitlines())
-    view = preview(name, stage.text, metadata=metadata)
+    view = preview(name, stage.text, metadata=metadata, fold=max_lines is not None)
     lines = list(view.lines)
     shown = lines if max_lines is None else lines[:max_lines]
     body: list[RenderableType] = [_WrappedCode(shown, _LEXERS[name])]

@@ -31,6 +31,7 @@ from jaxinspect.inputs.arrays import (
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.inputs.factories import Resolver
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
+from jaxinspect.inputs.numbers import traces_numbers
 from jaxinspect.inputs.placedshards import argument_shardings, output_infos
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget, load_target
@@ -162,7 +163,7 @@ def prepare_call(loaded: LoadedTarget, spec: Spec, backend: str | None) -> Prepa
         StageError: A ``from:`` factory raised.
     """
     placement = place(spec, backend)  # first: CPU devices are set up before JAX starts
-    resolver = Resolver()
+    resolver = Resolver(traced_numbers=traces_numbers(loaded.function, spec))
     bound = bind_target(loaded.function, spec, target=loaded.ref.spec, resolver=resolver)
     args, kwargs = build_call(bound.plan, lambda node: abstract_tree(node, placement, resolver))
     function = bound.function
