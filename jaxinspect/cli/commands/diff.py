@@ -178,7 +178,7 @@ def renderer_module(output_format: OutputFormat) -> object:
         OutputFormat.MARKDOWN: "snapshot.markdown",
         OutputFormat.TABLE: "snapshot.console",
     }[output_format]
-    return importlib.import_module(f"jaxinspect.renderers.{name}")
+    return importlib.import_module(f"jaxinspect.{name}")
 
 
 def _print_diff(
