@@ -61,7 +61,16 @@ def xla_figures(
     aliased = total("parameter", live_out=True)
     if memory is not None:
         lasting = parameters + outputs + total("constant")
-        out.append(_jax_peak(memory.peak_bytes, per_step[peak_step], lasting, temp))
+        others = [a for a in allocations if a.color != 0]
+        elsewhere = {space_name(a.color, spaces): 0 for a in others}
+        for a in others:
+            elsewhere[space_name(a.color, spaces)] += a.size
+        agrees, note = jax_peak_relation(
+            memory.peak_bytes, per_step[peak_step], lasting, temp, tuple(elsewhere.items())
+        )
+        out.append(
+            XlaFigure("peak_memory_in_bytes", memory.peak_bytes, per_step[peak_step], agrees, note)
+        )
         out += [
             _sum("argument", memory.argument_bytes, parameters, "parameter allocations"),
             _sum("output", memory.output_bytes, outputs + aliased, "allocations of the output"),
@@ -105,7 +114,7 @@ def _live_range(
             f"{_shared_pairs(device)})"
         )
     if other:
-        names = sorted({_space(p.allocation.color, spaces) for p in elsewhere})
+        names = sorted({space_name(p.allocation.color, spaces) for p in elsewhere})
         reasons.append(
             f"it counts values in other memory spaces (+{other:,} B in {', '.join(names)}), "
             "which this timeline of the device's memory leaves out"
@@ -147,7 +156,8 @@ def _unpadded(value: AssignedValue) -> int:
         return value.size
 
 
-def _space(color: int, spaces: dict[int, tuple[str, int]]) -> str:
+def space_name(color: int, spaces: dict[int, tuple[str, int]]) -> str:
+    """``vmem (color 1)``: a memory space by its name in the usage report, else its color."""
     return f"{spaces[color][0]} (color {color})" if color in spaces else f"color {color}"
 
 
@@ -165,24 +175,62 @@ def _shared_pairs(values: Sequence[PlacedValue]) -> str:
     return ", ".join(pairs[:3]) + more
 
 
-def _jax_peak(jax_peak: int | None, peak: int, lasting: int, temp: int) -> XlaFigure:
-    """JAX's ``peak_memory_in_bytes`` beside the timeline's peak."""
-    name = "peak_memory_in_bytes"
+def jax_peak_relation(
+    jax_peak: int | None,
+    peak: int,
+    lasting: int,
+    temp: int,
+    elsewhere: Sequence[tuple[str, int]] = (),
+) -> tuple[bool, str]:
+    """Whether JAX's ``peak_memory_in_bytes`` is the peak, and a note saying what it counts.
+
+    One rule for every note: it names what XLA's figure counts and says on which side of the
+    peak it falls, so it never contradicts the two numbers beside it.
+
+    Args:
+        jax_peak: ``memory_analysis().peak_memory_in_bytes``.
+        peak: The buffer assignment's peak (the device's memory, color 0).
+        lasting: Parameters + outputs (not aliased) + constants, in the device's memory.
+        temp: The device's temp allocations.
+        elsewhere: ``(memory space, bytes allocated)`` of the other memory colors.
+    """
     if jax_peak is None:
-        return XlaFigure(name, None, peak, False, "the backend reports no peak")
+        return False, "the backend reports no peak"
     if jax_peak == peak:
-        return XlaFigure(name, jax_peak, peak, True, "memory_analysis() gives the same peak")
+        return True, "the same figure as the peak"
+    diff = jax_peak - peak
+    side = f"{abs(diff):,} B {'above' if diff > 0 else 'below'} the peak"
+    spaces = _spaces_adding_up(diff, elsewhere)
+    if spaces:
+        names = ", ".join(f"{size:,} B in {name}" for name, size in spaces)
+        return False, (
+            f"{side}: the peak plus other memory spaces ({names}): a TPU core's "
+            "on-chip memory, not the HBM the peak counts"
+        )
     if jax_peak == lasting:
-        note = (
-            f"parameters + outputs + constants ({lasting:,} B): it leaves out the temp "
-            f"allocation ({temp:,} B) that intermediate values live in"
+        why = "temp values are live at the peak" if diff < 0 else "not all live at one step"
+        return False, (
+            f"{side}: parameters + outputs + constants ({lasting:,} B), without the temp "
+            f"allocation ({temp:,} B); {why}"
         )
-    else:
-        note = (
-            f"{jax_peak - peak:+,} B from the timeline's peak; it matches no sum of XLA's "
-            "allocations that jaxinspect knows"
-        )
-    return XlaFigure(name, jax_peak, peak, False, note)
+    return False, f"{side}; it matches no sum of XLA's allocations that jaxinspect knows"
+
+
+def _spaces_adding_up(
+    diff: int, elsewhere: Sequence[tuple[str, int]]
+) -> tuple[tuple[str, int], ...]:
+    """The fewest other memory spaces whose allocations add up to ``diff`` (none: ``()``).
+
+    A TPU's ``peak_memory_in_bytes`` adds vmem (color 1) but not every small scratch space.
+    """
+    from itertools import combinations
+
+    spaces = [s for s in elsewhere if s[1] > 0][:8]  # a handful of spaces at most
+    for count in range(1, len(spaces) + 1):
+        for chosen in combinations(spaces, count):
+            if sum(size for _, size in chosen) == diff:
+                return chosen
+    return ()
 
 
 def _sum(name: str, xla: int | None, ours: int, what: str) -> XlaFigure:

@@ -19,10 +19,11 @@ from jaxinspect.cost.bufferassign import (
     PlacedValue,
     parse_buffer_assignment,
     parse_live_ranges,
+    parse_usage_totals,
     place_values,
 )
 from jaxinspect.cost.hlotext import HloInstr, parse_module
-from jaxinspect.cost.memoryfigures import xla_figures
+from jaxinspect.cost.memoryfigures import space_name, xla_figures
 from jaxinspect.cost.ownership import UserCode, library_prefixes
 from jaxinspect.cost.sourcemap import FrameTable, parse_frame_table
 from jaxinspect.reports.memory import (
@@ -31,7 +32,7 @@ from jaxinspect.reports.memory import (
     PeakBuffer,
     TimelinePoint,
 )
-from jaxinspect.reports.stages import MemorySummary
+from jaxinspect.reports.stages import LivePeak, MemorySummary
 
 _LAYOUT = re.compile(r"\{[^{}]*\}|/\*[^*]*\*/")
 _PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
@@ -51,7 +52,7 @@ def analyse_dump_texts(
     Args:
         buffer_assignment: ``*-buffer-assignment.txt``.
         live_range: ``*-live-range.txt``.
-        module_text: The optimized module printed with metadata (``jaxapi.hlo_module_text``),
+        module_text: The optimized module printed with metadata (``jaxapi.compiled_module_text``),
             for opcodes and source lines.
         usage_report: ``*-memory-usage-report.txt``, to compare its total; optional.
         memory: ``memory_analysis()`` as ``pipeline/analyses.py`` reads it, to compare.
@@ -69,10 +70,7 @@ def analyse_dump_texts(
         instr.name: (comp.name, instr) for comp in hlo.computations for instr in comp.instructions
     }
     placed, unplaced = place_values(allocations, live)
-    # The device's own memory (color 0): a TPU's on-chip spaces are not what must fit in HBM.
-    device = [p for p in placed if p.allocation.color == 0]
-    per_step = _live_bytes(device, len(live.sequence))
-    peak_step = max(range(len(per_step)), key=lambda t: (per_step[t], -t))
+    device, per_step, peak_step = _device_steps(placed, len(live.sequence))
     timeline = _timeline(live.sequence, per_step, {i.name for i in hlo.entry.instructions}, where)
     point = next(p for p in timeline if p.first_step <= peak_step <= p.step)
     at_peak = [p for p in device if p.first <= peak_step <= p.last]
@@ -98,6 +96,49 @@ def analyse_dump_texts(
         if peak_instr is None
         else frames.user_location(peak_instr[1].stack_frame_id, user),
     )
+
+
+def live_peak(buffer_assignment: str, live_range: str, usage_report: str | None = None) -> LivePeak:
+    """The peak alone, from XLA's buffer assignment and live ranges (no module text).
+
+    The same figure as ``analyse_dump_texts(...).peak_bytes``, computed the same way, for
+    ``stages`` and ``cost``, which show the peak without its buffers and timeline.
+
+    Raises:
+        ValueError: A text does not parse.
+    """
+    allocations = parse_buffer_assignment(buffer_assignment)
+    live = parse_live_ranges(live_range)
+    placed, _ = place_values(allocations, live)
+    _, per_step, peak_step = _device_steps(placed, len(live.sequence))
+    spaces = {} if usage_report is None else parse_usage_totals(usage_report)
+    others: dict[str, int] = {}
+    for a in allocations:
+        if a.color != 0:
+            name = space_name(a.color, spaces)
+            others[name] = others.get(name, 0) + a.size
+    return LivePeak(
+        bytes=per_step[peak_step],
+        step=peak_step,
+        steps=len(per_step),
+        constant_bytes=sum(a.size for a in allocations if a.color == 0 and a.kind == "constant"),
+        other_spaces=tuple(sorted(others.items(), key=lambda item: -item[1])),
+    )
+
+
+def _device_steps(
+    placed: Sequence[PlacedValue], steps: int
+) -> tuple[list[PlacedValue], list[int], int]:
+    """The values in the device's memory, its live bytes per step, and the peak step.
+
+    Only color 0 counts: a TPU's on-chip spaces (vmem) are not what must fit in HBM.
+    """
+    device = [p for p in placed if p.allocation.color == 0]
+    per_step = _live_bytes(device, steps)
+    if not per_step:
+        raise ValueError("XLA's live-range dump lists an empty schedule")
+    peak_step = max(range(len(per_step)), key=lambda t: (per_step[t], -t))
+    return device, per_step, peak_step
 
 
 def _live_bytes(placed: Sequence[PlacedValue], steps: int) -> list[int]:

@@ -187,7 +187,7 @@ def _analyse(
     from jaxinspect.reports.cost import build_cost_report
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
-    options = InspectOptions(backend=backend, sections=("memory",), execute=False)
+    options = InspectOptions(backend=backend, sections=("memory",), execute=False, live_peak=True)
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):

@@ -45,6 +45,14 @@ def report(
         bool,
         typer.Option("--measure", help="Time each op under JAX's profiler (sizes the graph)."),
     ] = False,
+    passes: Annotated[
+        bool,
+        typer.Option(
+            "--passes",
+            help="Add the XLA passes section (XLA dumps the module after every pass: a slower "
+            "compile).",
+        ),
+    ] = False,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -77,6 +85,7 @@ def report(
                 profile=profile,
                 user=user,
                 measure_runs=20 if measure else None,
+                passes=passes,
             )
         html = render_html(data)
         if is_stdout(destination):

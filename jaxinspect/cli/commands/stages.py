@@ -101,6 +101,7 @@ def stages(
             max_input_bytes=max_input_bytes,
             transforms=parse_transform_options(transform),
             progress=_progress_line,
+            live_peak=True,
         )
         placement = PlacementOptions(mesh, devices, topology, gpu_config)
         cases = load_cli_cases(shapes, arg, case, placement)

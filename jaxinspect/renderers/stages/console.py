@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxinspect.cost.memoryfit import PEAK_BELOW_LIVE, estimate_peak
+from jaxinspect.cost.memoryfit import peak_rows
 from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
@@ -293,30 +293,24 @@ def _not_counted_note(not_counted: tuple[str, ...]) -> str:
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
-    table = _metric_table(f"memory (compiled memory_analysis{_per_device(report)})")
+    table = _metric_table(f"memory (buffer assignment, memory_analysis{_per_device(report)})")
     memory = report.memory
     if memory is None:
         table.add_row("memory", *_na_cells(report, "memory"))
         return table
     rows = [
-        ("argument", "argument_bytes", memory.argument_bytes),
-        ("output", "output_bytes", memory.output_bytes),
-        ("temp", "temp_bytes", memory.temp_bytes),
-        ("alias", "alias_bytes", memory.alias_bytes),
-        ("generated code", "generated_code_bytes", memory.generated_code_bytes),
-        ("peak_memory_in_bytes (XLA)", "peak_bytes", memory.peak_bytes),
-        ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
+        ("argument", "argument_bytes", memory.argument_bytes, ""),
+        ("output", "output_bytes", memory.output_bytes, ""),
+        ("temp", "temp_bytes", memory.temp_bytes, ""),
+        ("alias", "alias_bytes", memory.alias_bytes, ""),
+        ("generated code", "generated_code_bytes", memory.generated_code_bytes, ""),
     ]
-    peak = estimate_peak(memory)
-    for label, key, value in rows:
+    # The peak first, then XLA's figures, each saying what it counts (cost/memoryfit.py).
+    for label, key, value, note in [*peak_rows(memory)[:1], *rows, *peak_rows(memory)[1:]]:
         if value is None:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
-        elif key == "peak_bytes" and peak is not None and peak.source == "derived":
-            # The CPU backend's peak leaves out temp: say so where the number surprises.
-            why = f"{PEAK_BELOW_LIVE}; the jaxinspect row is the bound"
-            table.add_row(label, format_bytes(value), why)
         else:
-            table.add_row(label, format_bytes(value), "")
+            table.add_row(label, format_bytes(value), note)
     if memory.capacity_bytes is not None:
         verdict = "" if memory.fits is None else ("fits" if memory.fits else "DOES NOT FIT")
         table.add_row(

@@ -154,8 +154,20 @@ def _memory_to_dict(memory: MemorySummary | None) -> dict[str, Any] | None:
         "temp_bytes": memory.temp_bytes,
         "alias_bytes": memory.alias_bytes,
         "generated_code_bytes": memory.generated_code_bytes,
+        "peak": None
+        if memory.peak is None
+        else {
+            "bytes": memory.peak.bytes,
+            "step": memory.peak.step,
+            "steps": memory.peak.steps,
+            "constant_bytes": memory.peak.constant_bytes,
+            "other_spaces": [
+                {"space": space, "bytes": size} for space, size in memory.peak.other_spaces
+            ],
+        },
         "peak_bytes": memory.peak_bytes,
         "derived_peak_bytes": memory.derived_peak_bytes,
+        "derived_counts_constants": memory.derived_counts_constants,
         "host_argument_bytes": memory.host_argument_bytes,
         "host_output_bytes": memory.host_output_bytes,
         "host_temp_bytes": memory.host_temp_bytes,
