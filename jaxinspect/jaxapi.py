@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -227,6 +228,40 @@ def hlo_module_text(
         if value is not None:
             setattr(options, name, value)
     return str(module.to_string(options))
+
+
+def compiled_module_text(compiled: Any, needed_for: str) -> str:
+    """The executable's (first) optimized module, printed once per executable.
+
+    One printing serves every analysis of a run (cost, memory, collectives, aliasing, the
+    report's graph): elided constants (``{...}``) would not parse back, metadata carries the
+    source lines, and control dependencies (which order copies inside loop bodies and cost
+    nothing) are left out, so an instruction can be wrapped alone. At 96 transformer blocks
+    a printing takes about 0.2 s and the module is 2.9 MB: the report printed it five times.
+
+    Raises:
+        JaxInspectError: JAX gave no module object on this backend.
+    """
+    key = id(compiled)
+    cached = _MODULE_TEXTS.get(key)
+    if cached is not None and cached[0]() is compiled:
+        return cached[1]
+    text = hlo_module_text(
+        optimized_hlo_module(compiled, needed_for),
+        large_constants=True,
+        metadata=True,
+        control_dependencies=False,
+    )
+    try:
+        ref: Any = weakref.ref(compiled, lambda _: _MODULE_TEXTS.pop(key, None))
+    except TypeError:  # not weakly referenceable: print again next time rather than leak
+        return text
+    _MODULE_TEXTS[key] = (ref, text)
+    return text
+
+
+#: id(Compiled) -> (weak reference to it, its module text); an entry leaves with its executable.
+_MODULE_TEXTS: dict[int, tuple[Any, str]] = {}
 
 
 def optimized_hlo_text(compiled: Any) -> str:

@@ -37,7 +37,7 @@ def test_rnn_table_shows_raw_and_loop_aware_figures(run_cli):
     assert "while loops" in out and "100" in out
     assert "rnn.py:" in out and "step" in out
     assert "fusions (" in out and "kCustom" in out
-    assert "memory (compiled memory_analysis)" in out
+    assert "memory (buffer assignment, memory_analysis)" in out
     assert "roofline" not in out  # no device given
 
 
@@ -55,7 +55,8 @@ def test_rnn_json_validates_and_keeps_jax_figures_beside_loop_aware(run_cli):
     assert roofline["device"]["name"] == "h100" and "not a measurement" in roofline["note"]
     assert roofline["program"]["bound"] in ("compute", "memory")
     assert doc["memory"]["fit"]["fits"] is True
-    assert doc["memory"]["peak_estimate"]["source"] in ("jax", "derived")
+    estimate = doc["memory"]["peak_estimate"]
+    assert (estimate["source"], estimate["bytes"]) == ("jaxinspect", doc["memory"]["peak"]["bytes"])
     assert doc["unavailable"]["memory.host_temp_bytes"].startswith("not reported")
 
 

@@ -16,6 +16,13 @@ The rules, which docs follow so that their examples are tested (docs/index.md sa
   its commands in order (one may read what an earlier one wrote).
 - **Shell**: ``> FILE`` writes stdout to FILE; ``| jq ...`` checks that stdout is JSON and, where
   jq is installed, that jq accepts it with that filter. Nothing else is supported.
+- **Output blocks**: a block shown as a command's output is marked ``text``, and the line
+  before its fence is an HTML comment saying what it is. ``<!-- output -->``: the standard
+  output of the doc's last command run before it, exactly, timings masked (``8.21 ms``) and
+  runs of blanks and rules counted as one; the test fails when it is stale, and
+  ``JAXINSPECT_UPDATE_GOLDEN=1`` rewrites it in the doc. ``<!-- output: abridged -->``: an
+  excerpt (cut, shortened or from a machine the suite does not have), not compared.
+  ``<!-- not output -->``: a ``text`` block that is no command's output (a diagram).
 
 Commands run in-process through the typer app (one jax import for all of them).
 """
@@ -23,6 +30,7 @@ Commands run in-process through the typer app (one jax import for all of them).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -48,6 +56,11 @@ _PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9_]+(?![a-z])|\.\.\.|…")
 _EXPECTED_EXIT = re.compile(r"^exit (\d+)\b")
 _SUPPORTED_OPERATORS = frozenset({"|", ">"})
 _OTHER_REDIRECTS = re.compile(r"\d>|>>|&>|>&")
+_MARKER = re.compile(r"^<!--\s*(?P<kind>output|output: abridged|not output)\s*-->$")
+#: What a regenerated output block may differ in: timings, and the widths they change.
+_TIMING = re.compile(r"\b\d[\d,.]*\s?(?:ns|µs|us|ms|s|min)\b")
+_RULES = re.compile(r"[─━═┄]+")
+_BLANKS = re.compile(r"[ \u00a0]+")
 
 
 @dataclass(frozen=True)
@@ -83,12 +96,32 @@ class DocFile:
 
 
 @dataclass(frozen=True)
+class DocOutput:
+    """A ``text`` block of a doc and the marker before its fence (see the rules above)."""
+
+    doc: str
+    #: Line number of the block's first content line (the fence is the line before).
+    line: int
+    #: ``output``, ``output: abridged``, ``not output``, or ``None`` when unmarked.
+    marker: str | None
+    text: str
+    #: How many of the doc's commands come before it: it shows the last of them.
+    after: int
+
+    @property
+    def where(self) -> str:
+        """``docs/memory.md:22``."""
+        return f"{self.doc}:{self.line}"
+
+
+@dataclass(frozen=True)
 class DocExamples:
-    """What one doc holds: the files it defines and its commands, in order."""
+    """What one doc holds: the files it defines, its commands and output blocks, in order."""
 
     doc: str
     files: tuple[DocFile, ...]
     commands: tuple[DocCommand, ...]
+    outputs: tuple[DocOutput, ...] = ()
 
 
 class UnsupportedCommand(ValueError):
@@ -197,10 +230,19 @@ def read_examples(path: Path, root: Path = ROOT) -> DocExamples:
     doc = str(path.relative_to(root))
     files: list[DocFile] = []
     commands: list[DocCommand] = []
-    for info, start, body in fenced_blocks(path.read_text(encoding="utf-8")):
+    outputs: list[DocOutput] = []
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for info, start, body in fenced_blocks(text):
         tag = _FILE_TAG.match(body[0].strip()) if body else None
         if tag is not None:
             files.append(DocFile(doc, start, tag["name"], "\n".join(body) + "\n"))
+            continue
+        if info == "text":
+            before = [line.strip() for line in lines[: start - 2] if line.strip()]
+            marker = _MARKER.match(before[-1]) if before else None
+            kind = None if marker is None else marker["kind"]
+            outputs.append(DocOutput(doc, start, kind, "\n".join(body), len(commands)))
             continue
         if info not in COMMAND_LANGUAGES:
             continue
@@ -211,7 +253,7 @@ def read_examples(path: Path, root: Path = ROOT) -> DocExamples:
             command = parse_command(doc, number, line.removeprefix("$ ").strip())
             if command is not None:
                 commands.append(command)
-    return DocExamples(doc, tuple(files), tuple(commands))
+    return DocExamples(doc, tuple(files), tuple(commands), tuple(outputs))
 
 
 def _joined_lines(body: list[str], start: int) -> Iterator[tuple[int, str]]:
@@ -356,20 +398,97 @@ def test_doc_commands_run_as_written(
         pytest.skip(missing)
     _prepare_folder(examples, tmp_path)
     monkeypatch.chdir(tmp_path)
+    failures: list[str] = []
+    stdouts: dict[int, str] = {}  # by the command's position in the doc
     try:
-        failures = [
-            failure
-            for command in examples.commands
-            if command.placeholder is None
-            for failure in [_run(command, tmp_path)]
-            if failure
-        ]
+        for index, command in enumerate(examples.commands):
+            if command.placeholder is None:
+                failure = _run(command, tmp_path)
+                failures += [failure] if failure else []
+                stdouts[index] = _invoke(command, tmp_path).stdout
+        failures += _check_outputs(examples, stdouts)
     finally:
         # The copies of sample_programs/ are code-identical to the originals, and JAX's
         # in-process caches match them: a later test compiling an original in this process
         # would get the copy's file in its source lines (test_cost's by_line files).
         jax.clear_caches()
     assert not failures, "\n\n".join(failures)
+
+
+def test_every_text_block_says_whether_it_is_output() -> None:
+    unmarked = [o.where for ex in EXAMPLES.values() for o in ex.outputs if o.marker is None]
+    assert not unmarked, (
+        "a ```text block needs <!-- output -->, <!-- output: abridged --> or "
+        f"<!-- not output --> on the line before its fence: {unmarked}"
+    )
+    exact = [o for ex in EXAMPLES.values() for o in ex.outputs if o.marker == "output"]
+    assert exact, "no doc shows a regenerated output block: the check would test nothing"
+    assert all(o.after > 0 for o in exact), [o.where for o in exact if o.after == 0]
+
+
+def test_a_stale_output_block_is_reported_and_timings_are_masked(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "d.md"
+    path.write_text(
+        "```\njaxinspect topologies\n```\n\n<!-- output -->\n```text\ncompile  8.21 ms\n"
+        "──────\n```\n"
+    )
+    examples = read_examples(path, root=tmp_path)
+    assert _check_outputs(examples, {0: "compile  12.3 ms\n───────────\n"}, root=tmp_path) == []
+    [stale] = _check_outputs(examples, {0: "compile 12.3 ms\nflops 3\n"}, root=tmp_path)
+    assert stale.startswith("docs/d.md:7: the output block is stale") and "+flops 3" in stale
+    assert "JAXINSPECT_UPDATE_GOLDEN=1" in stale
+
+
+def _masked(text: str) -> str:
+    lines = (
+        _BLANKS.sub(" ", _RULES.sub("─", _TIMING.sub("<t>", line))).strip()
+        for line in text.splitlines()
+    )
+    return "\n".join(line for line in lines if line)
+
+
+def _check_outputs(examples: DocExamples, stdouts: dict[int, str], root: Path = ROOT) -> list[str]:
+    """Each ``<!-- output -->`` block against the stdout of the command before it.
+
+    With ``JAXINSPECT_UPDATE_GOLDEN=1`` a stale block is rewritten in the doc instead.
+    """
+    import difflib
+
+    stale: list[tuple[DocOutput, str]] = []
+    failures = []
+    for output in examples.outputs:
+        if output.marker != "output":
+            continue
+        got = stdouts.get(output.after - 1)
+        if got is None:
+            failures.append(f"{output.where}: the command before the output block did not run")
+            continue
+        got = got.rstrip("\n")
+        if _masked(got) == _masked(output.text):
+            continue
+        stale.append((output, got))
+        diff = difflib.unified_diff(
+            output.text.splitlines(), got.splitlines(), "doc", "command", lineterm="", n=1
+        )
+        failures.append(
+            f"{output.where}: the output block is stale (rerun with JAXINSPECT_UPDATE_GOLDEN=1 "
+            "to rewrite it):\n" + "\n".join(list(diff)[:40])
+        )
+    if stale and os.environ.get("JAXINSPECT_UPDATE_GOLDEN"):
+        _rewrite_blocks(root / examples.doc, stale)
+        return []
+    return failures
+
+
+def _rewrite_blocks(path: Path, blocks: list[tuple[DocOutput, str]]) -> None:
+    """Replace each block's lines in the doc, from the last so line numbers hold."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for output, text in sorted(blocks, key=lambda b: -b[0].line):
+        first = output.line - 1
+        end = first + len(output.text.split("\n")) if output.text else first
+        lines[first:end] = [line.rstrip() for line in text.split("\n")]
+    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 def _prepare_folder(examples: DocExamples, folder: Path) -> None:

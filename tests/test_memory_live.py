@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from jaxinspect.memory.peak import _live_bytes
+from jaxinspect.stages.livepeak import live_bytes
 from jaxinspect.xla.bufferassign import Allocation, AssignedValue, PlacedValue
 
 
@@ -49,4 +49,4 @@ def _recomputed(placed: list[PlacedValue], steps: int) -> list[int]:
 def test_live_bytes_equal_the_union_of_live_values_at_every_step(seed):
     steps = 30
     placed = _placed(seed, steps)
-    assert _live_bytes(placed, steps) == _recomputed(placed, steps)
+    assert live_bytes(placed, steps) == _recomputed(placed, steps)

@@ -27,6 +27,7 @@ from jaxinspect.memory.peak import analyse_dump_texts
 from jaxinspect.memory.runner import build_memory_report
 from jaxinspect.pipeline.analyses import collect_memory
 from jaxinspect.pipeline.dumps import DumpedModule
+from jaxinspect.stages.livepeak import jax_peak_relation
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.xla.bufferassign import (
     parse_buffer_assignment,
@@ -229,7 +230,8 @@ def test_memory_analysis_figures_relate_as_documented(name, request):
     assert memory.peak_bytes == lasting < peak.peak_bytes
     figures = {f.name: f for f in peak.figures}
     assert not figures["peak_memory_in_bytes"].agrees
-    assert "leaves out the temp allocation" in figures["peak_memory_in_bytes"].note
+    assert "below the peak" in figures["peak_memory_in_bytes"].note
+    assert "without the temp allocation" in figures["peak_memory_in_bytes"].note
     assert all(figures[f"{k}_size_in_bytes"].agrees for k in ("argument", "output", "temp"))
     # Nothing is live that XLA did not allocate: the peak is at most every allocation.
     assert peak.peak_bytes <= peak.allocated_bytes == figures["usage_report_total"].bytes
@@ -403,3 +405,117 @@ def test_no_buffer_assignment_gives_nulls_with_the_reason():
     console = Console(width=80, file=io.StringIO(), color_system=None)
     console.print(render_memory(report))
     assert f"no buffer assignment: {why}" in " ".join(console.file.getvalue().split())
+
+
+STAGES_SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "stages.schema.json").read_text())
+COST_SCHEMA = json.loads((ROOT / "jaxinspect" / "schemas" / "cost.schema.json").read_text())
+
+# #26 finding 9: closed-over data (a 1000×21 design matrix) is a constant allocation, which
+# memory_analysis() counts in no field.
+DESIGN_PROGRAM = """
+import jax.numpy as jnp
+import numpy as np
+
+X = jnp.asarray(np.random.default_rng(0).normal(size=(1000, 21)), dtype=jnp.float32)
+
+
+def loss(w):
+    return jnp.sum(jnp.tanh(X @ w))
+"""
+
+
+def _json(run_cli, schema, *argv: str) -> dict:
+    result = run_cli(*argv, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, schema)
+    return doc
+
+
+def test_one_peak_in_stages_cost_and_memory_with_constants_counted(run_cli, tmp_path):
+    program = tmp_path / "design.py"
+    program.write_text(DESIGN_PROGRAM)
+    target = ("--arg", "w=f32[21]")
+    stages = _json(run_cli, STAGES_SCHEMA, "stages", f"{program}:loss", *target, "--no-execute")
+    cost = _json(run_cli, COST_SCHEMA, "cost", f"{program}:loss", *target)
+    memory = memory_json_of(run_cli, f"{program}:loss", *target)
+    peak = memory["memory"]["peak"]["bytes"]
+    assert stages["memory"]["peak"]["bytes"] == cost["memory"]["peak"]["bytes"] == peak
+    # The design matrix (84,000 B) is live at the peak, and counted in the upper bound.
+    assert stages["memory"]["peak"]["constant_bytes"] >= 1000 * 21 * 4
+    assert peak > 1000 * 21 * 4
+    assert stages["memory"]["derived_counts_constants"]
+    assert stages["memory"]["derived_peak_bytes"] >= peak
+    assert cost["memory"]["peak_estimate"]["source"] == "jaxinspect"
+    assert cost["memory"]["peak_estimate"]["bytes"] == peak
+    console = run_cli("stages", f"{program}:loss", *target, "--no-execute", "--stage", "memory")
+    assert console.exit_code == 0, console.stderr
+    text = " ".join(console.stdout.split())
+    assert "│ peak │ 86 KiB │ most bytes live at once" in text
+    assert "│ constants │ 82 KiB │ closed-over" in text
+    assert "│ peak_memory_in_bytes (XLA) │ 82.1 KiB │ 3,996 B below" in text  # 88,088 - 84,092
+    assert "leaves out" not in text
+
+
+def memory_json_of(run_cli, target: str, *extra: str) -> dict:
+    result = run_cli("memory", target, *extra, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, MEMORY_SCHEMA)
+    return doc
+
+
+def test_stages_reads_the_peak_from_its_one_compilation():
+    jax.clear_caches()  # a compilation cached in this process would not dump
+    _compiles.clear()
+    spec = load_spec(sample("mlp.yaml"))
+    options = InspectOptions(sections=("memory",), execute=False, live_peak=True)
+    source, _ = run_inspection(load_target(sample("mlp.py:predict")), spec, options)
+    assert len(_compiles) == 1
+    assert source.memory is not None and source.memory.peak is not None
+    assert source.memory.peak.bytes == 1_351_720  # as `memory` finds it (test above)
+    plain = InspectOptions(sections=("memory",), execute=False)
+    source, _ = run_inspection(load_target(sample("mlp.py:predict")), spec, plain)
+    assert source.memory is not None and source.memory.peak is None
+    assert "jaxinspect memory" in (source.reason("memory.peak") or "")
+    assert not source.memory.derived_counts_constants
+
+
+@pytest.mark.parametrize(
+    ("jax_peak", "side", "says"),
+    [
+        # #26 finding 11: XLA's figure above the peak never "leaves out" anything.
+        (1_500, "500 B above the peak", "not all live at one step"),
+        (1_500 - 700, "200 B below the peak", "temp values are live at the peak"),
+    ],
+)
+def test_xla_peak_note_never_contradicts_the_numbers_beside_it(jax_peak, side, says):
+    lasting = jax_peak
+    agrees, note = jax_peak_relation(jax_peak, 1_000, lasting, 700)
+    assert not agrees and note.startswith(side) and says in note
+    assert "leaves out" not in note
+    # A TPU's figure: the peak plus its on-chip scratch in other memory spaces.
+    agrees, note = jax_peak_relation(1_000 + 52, 1_000, 2_000, 0, (("vmem (color 1)", 52),))
+    assert note.startswith("52 B above the peak") and "52 B in vmem (color 1)" in note
+    assert jax_peak_relation(1_000, 1_000, 900, 100) == (True, "the same figure as the peak")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("libtpu") is None,
+    reason="libtpu is not installed (pip install 'jaxinspect[tpu]'); CI installs it",
+)
+def test_tpu_stages_peak_is_memorys_and_xlas_figure_adds_vmem(run_cli):
+    argv = (sample("mlp.py:predict"), "--shapes", sample("mlp.yaml"), "--topology", "v5e:2x2")
+    stages = _json(run_cli, STAGES_SCHEMA, "stages", *argv, "--no-execute")
+    memory = memory_json(run_cli, "mlp.py:predict", "mlp.yaml", "--topology", "v5e:2x2")
+    live = stages["memory"]["peak"]
+    assert live["bytes"] == memory["memory"]["peak"]["bytes"]
+    # w1 (802,816 B) is prefetched into vmem (color 1): XLA's figure is the peak plus it.
+    vmem = {s["space"]: s["bytes"] for s in live["other_spaces"]}["vmem (color 1)"]
+    assert stages["memory"]["peak_bytes"] == live["bytes"] + vmem == live["bytes"] + 784 * 256 * 4
+    figure = next(f for f in memory["memory"]["figures"] if f["name"] == "peak_memory_in_bytes")
+    assert figure["note"].startswith(f"{vmem:,} B above the peak") and "vmem" in figure["note"]
+    text = run_cli("stages", *argv, "--no-execute", "--stage", "memory").stdout
+    assert "802,816 B above the peak" in text
+    console = run_cli("memory", *argv).stdout
+    assert "color 1 is vmem" in " ".join(console.split())

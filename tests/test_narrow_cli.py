@@ -104,7 +104,8 @@ def test_stages_fits_every_width_and_matches_its_golden(program):
     from jaxinspect.stages.runner import InspectOptions, inspect_target
 
     target, spec = COST_TARGETS[program]
-    report = fixed_timings(inspect_target(target, load_spec(Path(spec)), InspectOptions()))
+    options = InspectOptions(live_peak=True)  # as the stages command runs it
+    report = fixed_timings(inspect_target(target, load_spec(Path(spec)), options))
     doc = json.loads(render_json(report))
     for width in WIDTHS:
         out = render(render_console(report, rerun=f"--shapes {spec}"), width)

@@ -59,6 +59,24 @@ def test_the_file_loads_nothing_from_anywhere(run_cli: Callable[..., Any], tmp_p
     assert "loc(" in html  # the StableHLO keeps its source locations
 
 
+def test_the_passes_section_needs_passes_and_the_same_one_compilation(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    import jax
+
+    html = _write(run_cli, tmp_path / "plain.html", *TRANSFORMER)
+    section = html[html.index('<section id="passes">') :]
+    assert "jaxinspect report --passes" in section[: section.index("</section>")]
+    jax.clear_caches()
+    _compiles.clear()
+    html = _write(run_cli, tmp_path / "passes.html", *TRANSFORMER, "--passes")
+    assert _compiles == ["jit(block)"]  # the pass dump comes from the one compilation
+    section = html[html.index('<section id="passes">') :]
+    section = section[: section.index("</section>")]
+    assert "steps changed the module (jit_block)" in section
+    assert "report --passes" not in section
+
+
 def test_the_graph_has_one_node_per_entry_instruction(
     run_cli: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -92,6 +92,38 @@ class BufferAlias:
 
 
 @dataclass(frozen=True, slots=True)
+class LivePeak:
+    """The peak: the most bytes live at one step of XLA's schedule, read off the buffer
+    assignment of the run's one compilation (the figure ``memory`` and the report call peak).
+
+    Attributes:
+        bytes: Bytes of the device's memory (memory color 0) live at the peak step; values
+            that share bytes (a result written over its operand) count once.
+        step: The step of XLA's flattened schedule where it is reached (the first such).
+        steps: Steps in the schedule.
+        constant_bytes: Bytes of the constant allocations in the device's memory (closed-over
+            arrays); ``memory_analysis()`` has no field for them.
+        other_spaces: The bytes allocated in every other memory color (a TPU's on-chip vmem,
+            color 1): not device memory, so not in the peak, but counted in some of XLA's own
+            figures.
+    """
+
+    bytes: int
+    step: int
+    steps: int
+    constant_bytes: int
+    other_spaces: tuple[SpaceBytes, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceBytes:
+    """Bytes allocated in one memory space other than the device's memory (``LivePeak``)."""
+
+    space: str  # e.g. "vmem (color 1)"
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class MemorySummary:
     """``compiled.memory_analysis()``, in bytes; ``None`` where the backend does not report it."""
 
@@ -101,7 +133,9 @@ class MemorySummary:
     alias_bytes: int | None
     generated_code_bytes: int | None
     peak_bytes: int | None
-    #: argument + output + temp - alias: an upper bound computed by jaxinspect, labelled as such.
+    #: argument + output + temp + constants - alias: an upper bound computed by jaxinspect,
+    #: labelled as such (constants only where ``peak`` is known: ``memory_analysis()`` has no
+    #: field for them; ``derived_counts_constants`` says which).
     derived_peak_bytes: int | None
     #: The ``host_*`` fields of ``CompiledMemoryStats`` (host-offloaded buffers), same rules.
     host_argument_bytes: int | None = None
@@ -115,12 +149,16 @@ class MemorySummary:
     aliases: tuple[BufferAlias, ...] = field(default=(), metadata=js("input_output_aliases"))
     #: Memory of one device of the kind compiled for, from the built-in device table.
     capacity_bytes: int | None = None
-    #: Whether the peak (JAX's, or the derived bound where JAX's is implausible) fits in it.
+    #: Whether the peak (the buffer assignment's, else JAX's or the derived bound) fits in it.
     fits: bool | None = None
-    #: Which peak the fit used: ``"jax"``, or ``"derived"`` where JAX's is below what is live
-    #: for the whole run (the tables say so); ``None``: neither known. Not in the JSON, which
-    #: has both figures.
+    #: Which peak the fit used: ``"jaxinspect"`` (``peak``), ``"jax"``, or ``"derived"`` where
+    #: JAX's is below what is live for the whole run (the tables say so); ``None``: none known.
+    #: Not in the JSON, which has every figure.
     peak_source: str | None = field(default=None, metadata=js(omit=True))
+    #: The buffer assignment's peak (``None`` with a reason where XLA dumped none).
+    peak: LivePeak | None = None
+    #: Whether ``derived_peak_bytes`` counts the constants (read off the buffer assignment).
+    derived_counts_constants: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from rich.text import Text
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.labels import shape_label, source_label
 from jaxinspect.renderers.units import format_bytes, format_count, format_rate, format_seconds
+from jaxinspect.stages.memoryfit import peak_rows
 
 if TYPE_CHECKING:
     from jaxinspect.cost.report import CostReport
@@ -146,7 +147,7 @@ def roofline_table(report: CostReport) -> RenderableType | None:
 def memory_table(report: CostReport) -> RenderableType:
     """Every ``CompiledMemoryStats`` field, the peak estimate and the fit on the device."""
     table = cost_table(
-        "memory (compiled memory_analysis)",
+        "memory (buffer assignment, memory_analysis)",
         [Col("field", kind="prose"), Col("size", justify="right"), Col("note", kind="prose")],
     )
     memory = report.memory
@@ -157,8 +158,6 @@ def memory_table(report: CostReport) -> RenderableType:
     derived_is_estimate = report.peak is not None and report.peak.source == "derived"
     for label, key in _MEMORY_ROWS:
         value = getattr(memory, key)
-        if key == "derived_peak_bytes" and derived_is_estimate:
-            continue  # the peak estimate row below shows the same figure
         if value is None:
             reason = report.source.reason(f"memory.{key}") or "not reported by this backend"
             missing.setdefault(reason, []).append(label)
@@ -166,7 +165,15 @@ def memory_table(report: CostReport) -> RenderableType:
             table.add_row(label, format_bytes(value), "")
     for reason, labels in missing.items():
         table.add_row(_field_names(labels), "n/a", reason)
-    if report.peak is not None:
+    # The peak and XLA's figures beside it, each saying what it counts (as `stages` shows them).
+    for label, key, value, note in peak_rows(memory):
+        if key == "derived_peak_bytes" and derived_is_estimate:
+            continue  # the peak estimate row below shows the same figure
+        if value is None:
+            table.add_row(label, "n/a", report.source.reason(f"memory.{key}") or "not reported")
+        else:
+            table.add_row(label, format_bytes(value), note)
+    if report.peak is not None and report.peak.source != "jaxinspect":  # else the peak row
         peak = report.peak
         table.add_row(f"peak estimate ({peak.source})", format_bytes(peak.bytes), peak.reason)
     if report.fit is not None and report.profile is not None:
@@ -197,6 +204,4 @@ _MEMORY_ROWS = (
     ("host temp", "host_temp_bytes"),
     ("host alias", "host_alias_bytes"),
     ("host generated code", "host_generated_code_bytes"),
-    ("peak_memory_in_bytes (XLA)", "peak_bytes"),
-    ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes"),
 )

@@ -110,8 +110,13 @@ def build_report_data(
     profile: DeviceProfile | None,
     user: UserCode,
     measure_runs: int | None,
+    passes: bool = False,
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
+
+    ``passes``: XLA also dumps the module after every pass, for the passes section. Off by
+    default: at 48 transformer blocks that dump made the whole report about 45% slower
+    (XLA prints the module hundreds of times), for a section `jaxinspect passes` also gives.
 
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
@@ -125,9 +130,12 @@ def build_report_data(
     from jaxinspect.stages.runner import InspectOptions, run_inspection
 
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
-    with compilation_dump(passes=True) as dump:
+    with compilation_dump(passes=passes) as dump:
         options = InspectOptions(
-            backend=backend, sections=sections, compiler_options=dump.compiler_options
+            backend=backend,
+            sections=sections,
+            compiler_options=dump.compiler_options,
+            live_peak=True,
         )
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)
@@ -145,9 +153,8 @@ def build_report_data(
         "memory",
         gaps,
     )
-    passes = _try(lambda: build_passes_report(source, dumped), "passes", gaps)
-    module = jaxapi.optimized_hlo_module(compiled, "the report's graph")
-    text = jaxapi.hlo_module_text(module, metadata=True)
+    steps = _try(lambda: build_passes_report(source, dumped), "passes", gaps) if passes else None
+    text = jaxapi.compiled_module_text(compiled, "the report's graph")
     hlo = parse_module(text)
     stacks = user_stacks(hlo, parse_frame_table(text), user)
     graph = _graph(hlo, cost, stacks)
@@ -156,7 +163,7 @@ def build_report_data(
         source=source,
         cost=cost,
         memory=memory,
-        passes=passes,
+        passes=steps,
         graph=graph,
         ops=ops,
         roofline=_roofline(cost, chosen_by),

@@ -205,6 +205,12 @@ def _memory(data: ReportData) -> str:
 
 def _passes(data: ReportData) -> str:
     report = data.passes
+    if report is None and "passes" not in dict(data.unavailable):
+        return (
+            '<p class="note">Not recorded: <code>jaxinspect report --passes</code> adds this '
+            "section (XLA then dumps the module after every pass, a slower compile); "
+            "<code>jaxinspect passes</code> lists the passes too.</p>"
+        )
     if report is None or report.steps is None:
         why = "" if report is None else "; ".join(w for _, w in report.unavailable)
         return f'<p class="note">No pass dump: {escape(why)}</p>'

@@ -248,6 +248,12 @@ def _allocations_table(peak: MemoryPeak) -> RenderableType:
         if spaces:
             row.insert(1, "device" if total.color == 0 else f"color {total.color}")
         table.add_row(*row)
+    if spaces:
+        # A TPU's vmem temp (color 1) can dwarf the peak: say where it is counted.
+        table.caption = (
+            "color ≠ 0: a TPU core's on-chip memories (color 1 is vmem), not the device's "
+            "HBM: not in the peak; XLA's peak_memory_in_bytes adds vmem (figures below)"
+        )
     return table
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from jaxinspect.base.inspection import MemorySummary
 from jaxinspect.memory.report import XlaFigure
+from jaxinspect.stages.livepeak import jax_peak_relation, space_name
 from jaxinspect.xla.bufferassign import (
     Allocation,
     AssignedValue,
@@ -61,7 +62,16 @@ def xla_figures(
     aliased = total("parameter", live_out=True)
     if memory is not None:
         lasting = parameters + outputs + total("constant")
-        out.append(_jax_peak(memory.peak_bytes, per_step[peak_step], lasting, temp))
+        others = [a for a in allocations if a.color != 0]
+        elsewhere = {space_name(a.color, spaces): 0 for a in others}
+        for a in others:
+            elsewhere[space_name(a.color, spaces)] += a.size
+        agrees, note = jax_peak_relation(
+            memory.peak_bytes, per_step[peak_step], lasting, temp, tuple(elsewhere.items())
+        )
+        out.append(
+            XlaFigure("peak_memory_in_bytes", memory.peak_bytes, per_step[peak_step], agrees, note)
+        )
         out += [
             _sum("argument", memory.argument_bytes, parameters, "parameter allocations"),
             _sum("output", memory.output_bytes, outputs + aliased, "allocations of the output"),
@@ -105,7 +115,7 @@ def _live_range(
             f"{_shared_pairs(device)})"
         )
     if other:
-        names = sorted({_space(p.allocation.color, spaces) for p in elsewhere})
+        names = sorted({space_name(p.allocation.color, spaces) for p in elsewhere})
         reasons.append(
             f"it counts values in other memory spaces (+{other:,} B in {', '.join(names)}), "
             "which this timeline of the device's memory leaves out"
@@ -147,10 +157,6 @@ def _unpadded(value: AssignedValue) -> int:
         return value.size
 
 
-def _space(color: int, spaces: dict[int, tuple[str, int]]) -> str:
-    return f"{spaces[color][0]} (color {color})" if color in spaces else f"color {color}"
-
-
 def _shared_pairs(values: Sequence[PlacedValue]) -> str:
     """``b in a's bytes`` for live values whose slices overlap, the first three."""
     pairs = []
@@ -163,26 +169,6 @@ def _shared_pairs(values: Sequence[PlacedValue]) -> str:
             pairs.append(f"{later.value.label} in {first.value.label}'s")
     more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
     return ", ".join(pairs[:3]) + more
-
-
-def _jax_peak(jax_peak: int | None, peak: int, lasting: int, temp: int) -> XlaFigure:
-    """JAX's ``peak_memory_in_bytes`` beside the timeline's peak."""
-    name = "peak_memory_in_bytes"
-    if jax_peak is None:
-        return XlaFigure(name, None, peak, False, "the backend reports no peak")
-    if jax_peak == peak:
-        return XlaFigure(name, jax_peak, peak, True, "memory_analysis() gives the same peak")
-    if jax_peak == lasting:
-        note = (
-            f"parameters + outputs + constants ({lasting:,} B): it leaves out the temp "
-            f"allocation ({temp:,} B) that intermediate values live in"
-        )
-    else:
-        note = (
-            f"{jax_peak - peak:+,} B from the timeline's peak; it matches no sum of XLA's "
-            "allocations that jaxinspect knows"
-        )
-    return XlaFigure(name, jax_peak, peak, False, note)
 
 
 def _sum(name: str, xla: int | None, ours: int, what: str) -> XlaFigure:

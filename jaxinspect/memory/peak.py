@@ -5,13 +5,14 @@ optimized module's text (instructions, metadata and source lines). At each step 
 flattened schedule, the values XLA's live ranges hold live (an instruction's operands and its
 result while it runs) occupy their slices of their allocations; where two share bytes (an op
 writing its result over its operand, a loop-carried value) the bytes count once. The peak is
-the most bytes live at one step.
+the most bytes live at one step (``stages/livepeak.py`` counts them, for ``stages`` and
+``cost`` too).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from jaxinspect.base.inspection import MemorySummary
 from jaxinspect.memory.figures import xla_figures
@@ -21,6 +22,7 @@ from jaxinspect.memory.report import (
     PeakBuffer,
     TimelinePoint,
 )
+from jaxinspect.stages.livepeak import device_steps
 from jaxinspect.xla.bufferassign import (
     KINDS,
     Allocation,
@@ -51,7 +53,7 @@ def analyse_dump_texts(
     Args:
         buffer_assignment: ``*-buffer-assignment.txt``.
         live_range: ``*-live-range.txt``.
-        module_text: The optimized module printed with metadata (``jaxapi.hlo_module_text``),
+        module_text: The optimized module printed with metadata (``jaxapi.compiled_module_text``),
             for opcodes and source lines.
         usage_report: ``*-memory-usage-report.txt``, to compare its total; optional.
         memory: ``memory_analysis()`` as ``pipeline/analyses.py`` reads it, to compare.
@@ -69,10 +71,7 @@ def analyse_dump_texts(
         instr.name: (comp.name, instr) for comp in hlo.computations for instr in comp.instructions
     }
     placed, unplaced = place_values(allocations, live)
-    # The device's own memory (color 0): a TPU's on-chip spaces are not what must fit in HBM.
-    device = [p for p in placed if p.allocation.color == 0]
-    per_step = _live_bytes(device, len(live.sequence))
-    peak_step = max(range(len(per_step)), key=lambda t: (per_step[t], -t))
+    device, per_step, peak_step = device_steps(placed, len(live.sequence))
     timeline = _timeline(live.sequence, per_step, {i.name for i in hlo.entry.instructions}, where)
     point = next(p for p in timeline if p.first_step <= peak_step <= p.step)
     at_peak = [p for p in device if p.first <= peak_step <= p.last]
@@ -98,56 +97,6 @@ def analyse_dump_texts(
         if peak_instr is None
         else frames.user_location(peak_instr[1].stack_frame_id, user),
     )
-
-
-def _live_bytes(placed: Sequence[PlacedValue], steps: int) -> list[int]:
-    """Bytes occupied at each step, bytes that several live values share counted once.
-
-    A value is live from its first step to its last (at least its first). The total is kept
-    up to date as values start and stop, each allocation's bytes counted through how many
-    live values cover them: the union of every live value is never recomputed, which made
-    a long schedule (96 layers' parameters live throughout) quadratic.
-    """
-    starts: dict[int, list[PlacedValue]] = {}
-    stops: dict[int, list[PlacedValue]] = {}
-    for p in placed:
-        if 0 <= p.first < steps:
-            starts.setdefault(p.first, []).append(p)
-            stops.setdefault(max(p.first, p.last) + 1, []).append(p)
-    cover = _Coverage.of(placed)
-    total, out = 0, []
-    for step in range(steps):
-        for p in stops.get(step, ()):
-            total -= cover[p.allocation.index].change(p.value.offset, p.end, -1)
-        for p in starts.get(step, ()):
-            total += cover[p.allocation.index].change(p.value.offset, p.end, 1)
-        out.append(total)
-    return out
-
-
-class _Coverage:
-    """How many live values cover each stretch of one allocation between value boundaries."""
-
-    def __init__(self, bounds: list[int]) -> None:
-        self.bounds = bounds
-        self.at = {b: i for i, b in enumerate(bounds)}
-        self.counts = [0] * len(bounds)
-
-    @staticmethod
-    def of(placed: Iterable[PlacedValue]) -> dict[int, _Coverage]:
-        bounds: dict[int, set[int]] = {}
-        for p in placed:
-            bounds.setdefault(p.allocation.index, set()).update((p.value.offset, p.end))
-        return {index: _Coverage(sorted(b)) for index, b in bounds.items()}
-
-    def change(self, start: int, end: int, step: int) -> int:
-        """Add (+1) or remove (-1) one value; the bytes that became covered or uncovered."""
-        bounds, counts, changed = self.bounds, self.counts, 0
-        for i in range(self.at[start], self.at[end]):
-            if counts[i] == (0 if step > 0 else 1):
-                changed += bounds[i + 1] - bounds[i]
-            counts[i] += step
-        return changed
 
 
 def _union(spans: list[tuple[int, int]]) -> int:

@@ -45,11 +45,10 @@ def build_memory_report(
         field = "buffer_assignment" if dump.buffer_assignment is None else "live_range"
         reasons.append(("memory.peak", dump.reason(field) or f"XLA wrote no {field}"))
     else:
-        module = jaxapi.optimized_hlo_module(compiled, "the memory report")
         peak = analyse_dump_texts(
             dump.buffer_assignment,
             dump.live_range,
-            jaxapi.hlo_module_text(module, metadata=True),
+            jaxapi.compiled_module_text(compiled, "the memory report"),
             usage_report=dump.memory_usage_report,
             memory=source.memory,
             user=user,

@@ -39,8 +39,8 @@ def buffer_aliases(
     """The executable's input/output aliases, named by argument and output pytree paths."""
     import jax
 
-    module = jaxapi.optimized_hlo_module(compiled, "the buffer aliases")
-    header = jaxapi.hlo_module_text(module).split("\n", 1)[0]
+    text = jaxapi.compiled_module_text(compiled, "the buffer aliases")
+    header = text[: text.find("\n")]
     entries = parse_input_output_alias(header)
     if not entries:
         return ()

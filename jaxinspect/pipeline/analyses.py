@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect import jaxapi
-from jaxinspect.base.inspection import CostSummary, LoopAwareCost, MemorySummary
+from jaxinspect.base.inspection import CostSummary, LivePeak, LoopAwareCost, MemorySummary
 
 if TYPE_CHECKING:
     from jaxinspect.xla.breakdown import ProgramCost
@@ -129,8 +129,11 @@ def _has_control_flow(compiled: Any) -> bool:
     )
 
 
-def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySummary | None:
-    """``memory_analysis()`` in bytes, with fields the backend leaves unset as null."""
+def collect_memory(
+    compiled: Any, platform: str, reasons: Reasons, live: LivePeak | None = None
+) -> MemorySummary | None:
+    """``memory_analysis()`` in bytes, with fields the backend leaves unset as null, and the
+    buffer assignment's peak ``live`` (whose constants the derived bound counts) where read."""
     try:
         stats = compiled.memory_analysis()
     except Exception as exc:
@@ -173,7 +176,10 @@ def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySumm
         peak = None
     derived = None
     if None not in (argument, output, temp, alias):
-        derived = max(0, (argument or 0) + (output or 0) + (temp or 0) - (alias or 0))
+        # Closed-over arrays live in constant allocations, which memory_analysis() leaves
+        # out of every field; only the buffer assignment says how large they are.
+        constants = 0 if live is None else live.constant_bytes
+        derived = max(0, (argument or 0) + (output or 0) + (temp or 0) + constants - (alias or 0))
     return MemorySummary(
         argument_bytes=argument,
         output_bytes=output,
@@ -187,4 +193,6 @@ def collect_memory(compiled: Any, platform: str, reasons: Reasons) -> MemorySumm
         host_temp_bytes=host["host_temp_bytes"],
         host_alias_bytes=host["host_alias_bytes"],
         host_generated_code_bytes=host["host_generated_code_bytes"],
+        peak=live,
+        derived_counts_constants=live is not None,
     )

@@ -178,7 +178,7 @@ def read_dump_folder(folder: Path, *, module_name: str | None, passes: bool) -> 
         if optimized:
             texts[_OPTIMIZED_FIELDS[optimized.group(1)]] = _read(folder / (prefix + rest))
             continue
-        step = _PASS_FILE.match(rest)
+        step = _PASS_FILE.match(rest) if passes else None  # hundreds of files: when asked
         if step:
             seq, pipeline, after, before = step.groups()
             text = _read(folder / (prefix + rest))

@@ -22,13 +22,8 @@ def analyse_compiled(
     Raises:
         ValueError: The module text could not be parsed.
     """
-    module = jaxapi.optimized_hlo_module(compiled, "the per-op cost analysis")
-    # Elided constants ("{...}") would not parse back; metadata carries the source lines.
-    # Control dependencies order copies inside loop bodies (every jax.random threefry loop);
-    # they cost nothing, and an instruction wrapped alone could not name its predecessors.
-    text = jaxapi.hlo_module_text(
-        module, large_constants=True, metadata=True, control_dependencies=False
-    )
+    # Printed with constants and metadata, without control dependencies (see jaxapi).
+    text = jaxapi.compiled_module_text(compiled, "the per-op cost analysis")
     client = jaxapi.executable_client(compiled)
     user = UserCode((), library_prefixes()) if user is None else user
     return analyse_module(text, client, user, split_fusions=split_fusions)[0]

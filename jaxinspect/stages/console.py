@@ -18,7 +18,7 @@ from jaxinspect.renderers.collectives import collectives_table
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.renderers.irpreview import preview, wrap_line
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
-from jaxinspect.stages.memoryfit import PEAK_BELOW_LIVE
+from jaxinspect.stages.memoryfit import peak_rows
 from jaxinspect.stages.sections import IR_STAGES, SECTIONS
 
 #: Lines of each IR shown in table mode unless ``--full``.
@@ -347,29 +347,24 @@ def _not_counted_note(not_counted: tuple[str, ...]) -> str:
 
 
 def _memory_table(report: InspectionReport) -> RenderableType:
-    table = _metric_table(f"memory (compiled memory_analysis{_per_device(report)})")
+    table = _metric_table(f"memory (buffer assignment, memory_analysis{_per_device(report)})")
     memory = report.memory
     if memory is None:
         table.add_row("memory", *_na_cells(report, "memory"))
         return table
     rows = [
-        ("argument", "argument_bytes", memory.argument_bytes),
-        ("output", "output_bytes", memory.output_bytes),
-        ("temp", "temp_bytes", memory.temp_bytes),
-        ("alias", "alias_bytes", memory.alias_bytes),
-        ("generated code", "generated_code_bytes", memory.generated_code_bytes),
-        ("peak_memory_in_bytes (XLA)", "peak_bytes", memory.peak_bytes),
-        ("arg+out+temp-alias (jaxinspect)", "derived_peak_bytes", memory.derived_peak_bytes),
+        ("argument", "argument_bytes", memory.argument_bytes, ""),
+        ("output", "output_bytes", memory.output_bytes, ""),
+        ("temp", "temp_bytes", memory.temp_bytes, ""),
+        ("alias", "alias_bytes", memory.alias_bytes, ""),
+        ("generated code", "generated_code_bytes", memory.generated_code_bytes, ""),
     ]
-    for label, key, value in rows:
+    # The peak first, then XLA's figures, each saying what it counts (stages/memoryfit.py).
+    for label, key, value, note in [*peak_rows(memory)[:1], *rows, *peak_rows(memory)[1:]]:
         if value is None:
             table.add_row(label, *_na_cells(report, f"memory.{key}"))
-        elif key == "peak_bytes" and memory.peak_source == "derived":
-            # The CPU backend's peak leaves out temp: say so where the number surprises.
-            why = f"{PEAK_BELOW_LIVE}; the jaxinspect row is the bound"
-            table.add_row(label, format_bytes(value), why)
         else:
-            table.add_row(label, format_bytes(value), "")
+            table.add_row(label, format_bytes(value), note)
     if memory.capacity_bytes is not None:
         verdict = "" if memory.fits is None else ("fits" if memory.fits else "DOES NOT FIT")
         table.add_row(

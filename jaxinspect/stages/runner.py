@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -14,6 +16,7 @@ from jaxinspect import jaxapi
 from jaxinspect.base.inspection import (
     CostSummary,
     InspectionReport,
+    LivePeak,
     MemorySummary,
     StageText,
     Timings,
@@ -85,6 +88,9 @@ class InspectOptions:
     progress: ProgressSink | None = None
     #: XLA options for the run's one compilation (a dump folder: ``pipeline/dumps.py``).
     compiler_options: Mapping[str, Any] | None = None
+    #: Read the peak off XLA's buffer assignment of that compilation (``MemorySummary.peak``):
+    #: the compilation dumps to a private folder, or to ``compiler_options``' own.
+    live_peak: bool = False
 
     @property
     def last_step(self) -> str:
@@ -190,21 +196,21 @@ def run_inspection(
     loaded = transform_target(loaded, options.transforms)
     with x64_mode(spec):
         call = prepare_call(loaded, spec, options.backend)
-        artifacts = run_pipeline(
-            call.function,
-            call.plan,
-            call.args,
-            call.kwargs,
-            target=target,
-            until=options.last_step,
-            compiler_options=None
-            if options.compiler_options is None
-            else dict(options.compiler_options),
-        )
-        artifacts = replace(artifacts, call=call)
         reasons: list[tuple[str, str]] = []
+        with _peak_dump(options) as dump_options:
+            artifacts = run_pipeline(
+                call.function,
+                call.plan,
+                call.args,
+                call.kwargs,
+                target=target,
+                until=options.last_step,
+                compiler_options=dump_options,
+            )
+            peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
+        artifacts = replace(artifacts, call=call)
         timings = _time_execution(call, artifacts, options, reasons)
-        cost, memory = _analyses(call, artifacts, options, reasons)
+        cost, memory = _analyses(call, artifacts, options, reasons, peak)
         # Name the platform XLA compiled for, not merely the one that was asked for.
         devices = compiled_devices(artifacts.compiled, call.placement.devices)
         compiled = artifacts.compiled
@@ -255,8 +261,53 @@ def _time_execution(
     return replace(timings, first_call_s=first, cached_call=cached)
 
 
+@contextmanager
+def _peak_dump(options: InspectOptions) -> Iterator[dict[str, Any] | None]:
+    """The compiler options of the run's one compilation, with a dump folder where the peak is
+    read off its buffer assignment and the caller gave none (deleted when the block ends)."""
+    given = None if options.compiler_options is None else dict(options.compiler_options)
+    if not options.live_peak or "xla_dump_to" in (given or {}) or options.last_step != "compile":
+        yield given
+        return
+    from jaxinspect.pipeline.dumps import compilation_dump
+
+    with compilation_dump() as dump:
+        yield {**(given or {}), **dump.compiler_options}
+
+
+def _live_peak(
+    compiled: Any, options: InspectOptions, dump_options: dict[str, Any] | None, reasons: Reasons
+) -> LivePeak | None:
+    """The buffer assignment's peak, read from the dump folder while it exists."""
+    if compiled is None:
+        return None
+    if not options.live_peak or dump_options is None:
+        why = "this command reads no buffer assignment (`jaxinspect memory` shows the peak)"
+        reasons.append(("memory.peak", why))
+        return None
+    from jaxinspect.pipeline.dumps import read_dump_folder
+    from jaxinspect.stages.livepeak import live_peak
+
+    module = jaxapi.optimized_hlo_module(compiled, "the buffer assignment's peak")
+    folder = Path(dump_options["xla_dump_to"])
+    dumped = read_dump_folder(folder, module_name=str(module.name), passes=False)
+    if dumped.buffer_assignment is None or dumped.live_range is None:
+        field = "buffer_assignment" if dumped.buffer_assignment is None else "live_range"
+        reasons.append(("memory.peak", dumped.reason(field) or f"XLA wrote no {field}"))
+        return None
+    try:
+        return live_peak(dumped.buffer_assignment, dumped.live_range, dumped.memory_usage_report)
+    except ValueError as exc:  # a dump this XLA writes differently must not sink the report
+        reasons.append(("memory.peak", f"XLA's buffer assignment could not be read: {exc}"))
+        return None
+
+
 def _analyses(
-    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+    call: PreparedCall,
+    artifacts: StageArtifacts,
+    options: InspectOptions,
+    reasons: Reasons,
+    peak: LivePeak | None = None,
 ) -> tuple[CostSummary | None, MemorySummary | None]:
     """Cost and memory of the compiled program, with donation's aliasing; none before compile."""
     compiled = artifacts.compiled
@@ -268,15 +319,15 @@ def _analyses(
         cost = collect.collect_cost(compiled, reasons)
     else:
         reasons.append(("cost", "not requested (--stage)"))
-    memory = collect.collect_memory(compiled, call.device.platform, reasons)
+    memory = collect.collect_memory(compiled, call.device.platform, reasons, peak)
     if memory is not None:
         aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
-        peak = estimate_peak(memory)
+        estimate = estimate_peak(memory)
         memory = replace(
             memory,
             donated=call.plan.donated,
             aliases=aliases,
-            peak_source=None if peak is None else peak.source,
+            peak_source=None if estimate is None else estimate.source,
         )
         memory = _with_fit(memory, call.placement.devices, reasons)
     return cost, memory
@@ -284,12 +335,7 @@ def _analyses(
 
 def _collectives(compiled: Any, placement: Placement) -> CollectiveSummary:
     """The program's collectives, their device groups named by the run's mesh axes."""
-    text = jaxapi.hlo_module_text(
-        jaxapi.optimized_hlo_module(compiled, "the collectives"),
-        large_constants=False,
-        metadata=True,
-        control_dependencies=False,
-    )
+    text = jaxapi.compiled_module_text(compiled, "the collectives")
     spec = placement.mesh_spec
     return find_collectives(text, None if spec is None else MeshLayout(spec.axes))
 

@@ -134,10 +134,7 @@ def compiled_collectives(
     Raises:
         JaxInspectError: JAX gives no optimized module for the executable.
     """
-    module = jaxapi.optimized_hlo_module(compiled, "the collectives")
-    text = jaxapi.hlo_module_text(
-        module, large_constants=False, metadata=True, control_dependencies=False
-    )
+    text = jaxapi.compiled_module_text(compiled, "the collectives")
     layout = None
     if mesh_axes is not None:
         devices = jaxapi.executable_devices(compiled) if mesh_device_ids is not None else None

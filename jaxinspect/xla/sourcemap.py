@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,7 +40,14 @@ def shown_path(file: str) -> str:
     as recorded: ``/home/me/repo/model.py`` read from ``/home/me/repo`` is ``model.py``."""
     if not os.path.isabs(file):
         return file
-    relative = os.path.relpath(file)
+    return _relative_to(file, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _relative_to(file: str, folder: str) -> str:
+    # Asked once per op and line (11,000 times for 48 transformer blocks, 2 s of relpath):
+    # a model has a handful of files.
+    relative = os.path.relpath(file, folder)
     return file if relative.startswith("..") else relative
 
 

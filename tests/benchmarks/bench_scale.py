@@ -16,7 +16,11 @@ Goals: ``cost`` and ``memory`` <= 1.15x, ``report`` <= 1.35x, ``stages --no-exec
 1.05x the plain script at every size; from 48 to 96 layers no command grows faster than the
 plain script; peak RSS <= 1.5x.
 
+Also printed: the median ratio of CPU seconds (user + system, all threads), steadier than
+wall seconds when other work loads the machine.
+
 Run: .venv/bin/python tests/benchmarks/bench_scale.py [--layers 12,48,96] [--runs 3]
+[--commands stages,report]
 """
 
 from __future__ import annotations
@@ -75,6 +79,9 @@ class Sample:
 
     seconds: float
     rss: int
+    #: User + system CPU seconds of the process (all its threads): steadier than wall seconds
+    #: on a loaded machine.
+    cpu: float = 0.0
 
 
 def spec_text(layers: int) -> str:
@@ -101,11 +108,11 @@ def run(command: list[str], log: Path) -> Sample:
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({child.returncode}):\n{log.read_text()}")
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return Sample(seconds, usage.ru_maxrss * scale)
+    return Sample(seconds, usage.ru_maxrss * scale, usage.ru_utime + usage.ru_stime)
 
 
 def measure(
-    layers: int, runs: int, tmp: Path, warm: bool
+    layers: int, runs: int, tmp: Path, warm: bool, names: list[str]
 ) -> dict[str, list[tuple[Sample, Sample]]]:
     """Per command, ``runs`` pairs (plain script, command) at ``layers`` blocks.
 
@@ -116,12 +123,12 @@ def measure(
     plain = [sys.executable, "-c", PLAIN, str(SAMPLES / "transformer_stack.py"), str(layers)]
     log = tmp / "stderr.txt"
     commands = {}
-    for name, (args, _) in COMMANDS.items():
+    for name, (args, _) in ((n, COMMANDS[n]) for n in names):
         ours = [sys.executable, "-m", "jaxinspect", args[0], TARGET, "-s", str(spec)]
         commands[name] = ours + [a.format(out=tmp) for a in args[1:]]
     if warm:
-        run(plain, log), run(commands["stages"], log)
-    pairs: dict[str, list[tuple[Sample, Sample]]] = {name: [] for name in COMMANDS}
+        run(plain, log), run(commands[names[0]], log)
+    pairs: dict[str, list[tuple[Sample, Sample]]] = {name: [] for name in names}
     for r in range(runs):
         for name, ours in commands.items():
             if r % 2:
@@ -142,15 +149,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", default="12,48,96", help="sizes, comma-separated")
     parser.add_argument("--runs", type=int, default=3, help="pairs per command and size")
+    parser.add_argument(
+        "--commands", default=",".join(COMMANDS), help="commands to measure, comma-separated"
+    )
     args = parser.parse_args()
     sizes = [int(n) for n in args.layers.split(",")]
+    names = [n for n in args.commands.split(",") if n]
+    unknown = sorted(set(names) - set(COMMANDS))
+    if unknown:
+        parser.error(f"unknown commands {unknown}; known: {', '.join(COMMANDS)}")
     results: dict[int, dict[str, list[tuple[Sample, Sample]]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for layers in sizes:
-            results[layers] = measure(layers, args.runs, Path(folder), warm=layers == sizes[0])
+            results[layers] = measure(
+                layers, args.runs, Path(folder), warm=layers == sizes[0], names=names
+            )
     print(
         f"{'layers':>6} {'command':<8}{'plain s':>9}{'command s':>11}{'ratio':>7}{'goal':>6}"
-        f"{'RSS ratio':>11}  verdict"
+        f"{'CPU ratio':>11}{'RSS ratio':>11}  verdict"
     )
     medians: dict[tuple[int, str], tuple[float, float]] = {}
     for layers, by_command in results.items():
@@ -160,15 +176,16 @@ def main() -> None:
             ours = statistics.median(c.seconds for _, c in pairs)
             ratio = statistics.median(c.seconds / p.seconds for p, c in pairs)
             rss = statistics.median(c.rss / p.rss for p, c in pairs)
+            cpu = statistics.median(c.cpu / p.cpu for p, c in pairs)
             medians[layers, name] = (plain, ours)
             verdict = "ok" if ratio <= goal and rss <= RSS_GOAL else "OVER"
             print(
                 f"{layers:>6} {name:<8}{plain:>9.2f}{ours:>11.2f}{ratio:>7.2f}{goal:>6.2f}"
-                f"{rss:>11.2f}  {verdict}"
+                f"{cpu:>11.2f}{rss:>11.2f}  {verdict}"
             )
     if 48 in results and 96 in results:
         print("growth from 48 to 96 layers (command / plain script's; goal: command <= plain):")
-        for name in COMMANDS:
+        for name in names:
             plain = medians[96, name][0] / medians[48, name][0]
             ours = medians[96, name][1] / medians[48, name][1]
             verdict = "ok" if ours <= plain else "OVER"

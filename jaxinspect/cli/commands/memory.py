@@ -92,6 +92,7 @@ def _analyse(
             sections=("memory",),
             execute=False,
             compiler_options=dump.compiler_options,
+            live_peak=True,
         )
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)

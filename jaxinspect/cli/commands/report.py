@@ -29,6 +29,14 @@ def report(
         bool,
         typer.Option("--measure", help="Time each op under JAX's profiler (sizes the graph)."),
     ] = False,
+    passes: Annotated[
+        bool,
+        typer.Option(
+            "--passes",
+            help="Add the XLA passes section (XLA dumps the module after every pass: a slower "
+            "compile).",
+        ),
+    ] = False,
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     from jaxinspect.atomicfile import write_atomically
@@ -52,6 +60,7 @@ def report(
             profile=profile,
             user=user,
             measure_runs=20 if measure else None,
+            passes=passes,
         )
     html = render_html(data)
     if is_stdout(destination):

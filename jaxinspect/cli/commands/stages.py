@@ -79,6 +79,7 @@ def stages(
             max_input_bytes=max_input_bytes,
             transforms=parse_transform_options(transform),
             progress=_progress_line,
+            live_peak=True,
         )
         cases = inputs.cases()
         if len(cases) > 1:
