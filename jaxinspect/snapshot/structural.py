@@ -296,9 +296,10 @@ def _match(
     for before, after in computations:
         mapping[before] = after
     taken = set(mapping.values())
-    for before, after in [(None, None), *computations]:
-        olds = [n for n in old.names_in(before) if n not in mapping]
-        news = [n for n in new.names_in(after) if n not in taken]
+    scopes: list[tuple[str | None, str | None]] = [(None, None), *computations]
+    for scope_old, scope_new in scopes:
+        olds = [n for n in old.names_in(scope_old) if n not in mapping]
+        news = [n for n in new.names_in(scope_new) if n not in taken]
         if not olds or not news:
             continue
         found = _pair(old, new, olds, news)
@@ -479,7 +480,9 @@ def _bijective(
     renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
     if stage == "hlo":
         pinned |= _called_elsewhere(text, old, {o for o in renaming if old.is_computation(o)})
-        renaming = {o: n for o, n in renaming.items() if o not in pinned}
+        # A new name that an unchanged line of the old text defines stays that line's.
+        taken = _defined(text, {n for n in renaming.values() if n not in universe})
+        renaming = {o: n for o, n in renaming.items() if o not in pinned and n not in taken}
     owner: dict[str, str] = {}
     for before, after in list(renaming.items()):  # one old value per new name
         if after in owner:
@@ -498,25 +501,36 @@ def _bijective(
                 del renaming[before]  # ``before`` keeps its name; that may clash in turn
                 del owner[after]
             else:
-                renaming[after] = _fresh(stage, after, used)
+                renaming[after] = _fresh(stage, after, used, text)
                 used.add(renaming[after])
                 fresh.add(after)
             changed = True
     return renaming, len(fresh)
 
 
-def _fresh(stage: str, name: str, used: set[str]) -> str:
+def _fresh(stage: str, name: str, used: set[str], text: str) -> str:
     """A name for a value whose own name another value takes, used nowhere in either text."""
     for k in range(1, 1_000_000):
-        if stage == "jaxpr":  # letters only; JAX never starts a longer name with "a"
-            candidate = "a" + name + "a" * (k - 1)
+        if stage == "jaxpr":  # letters only; JAX starts no longer name, and no primitive, so
+            candidate = "aa" + name + "a" * (k - 1)
         elif stage == "hlo":
             candidate = f"{name}.old{k if k > 1 else ''}"
         else:
             candidate = f"{name}_old{k if k > 1 else ''}"
-        if candidate not in used and candidate not in _KEYWORDS:
+        if candidate not in used and candidate not in _KEYWORDS and candidate not in text:
             return candidate
     raise AssertionError("no fresh name")  # pragma: no cover - a million names are used
+
+
+#: Where an HLO line defines a name: an instruction, or a computation's header.
+_HLO_DEFINED = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = |\n(?:ENTRY )?%([\w.\-]+) \(")
+
+
+def _defined(text: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that a line of HLO ``text`` defines."""
+    if not names:
+        return set()
+    return {m.group(1) or m.group(2) for m in _HLO_DEFINED.finditer(text)} & names
 
 
 #: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
