@@ -79,7 +79,13 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     for i in sorted(old.parsed):
         a_lines[i] = rename(a_lines[i], renaming)
     final = diff_lines("\n".join(a_lines), plain.b)
+    if _size(final) >= _size(plain):  # names found no better story than the lines tell
+        return _outcome(plain, 0, parse)
     return _outcome(final, len(renaming) - fresh, parse)
+
+
+def _size(diff: LineDiff) -> int:
+    return sum(len(c.removed) + len(c.added) for c in diff.changes)
 
 
 def _touched(changes: tuple[Change, ...], side: str) -> list[int]:
