@@ -3,15 +3,21 @@
 One added instruction renumbers XLA's names after it (``%add.3`` becomes ``%add.4`` in every
 later line), and a jaxpr's variables are lettered in order, so a line diff of two compiles
 shows dozens of changed lines for one changed operation. Here, before the line diff, the
-values defined on changed lines are matched across the two texts by structure, in the spirit
-of XLA's ``hlo_diff``: a value's signature is its defining line with every name blanked out,
-and the signatures of the values it uses, recursively (values on unchanged lines are anchors,
-the same on both sides). Values with equal signatures are the same value under another name;
-the old text is rewritten with the new names, and only then diffed line by line. What is left
-are the lines whose meaning changed, shown with the new names, plus a count of renamings.
+values defined on changed lines are paired across the two texts: runs of lines that differ in
+names alone pair in order; then by structure, in the spirit of XLA's ``hlo_diff`` (a value's
+signature is its defining line with every name blanked out, and the signatures of the values
+it uses, recursively; values on unchanged lines and values paired already are anchors, the
+same on both sides), which survives any reordering; what is left pairs by name and by the
+shape of its lines in order. The old text is rewritten with the new names, and only then
+diffed line by line. What is left are the lines whose meaning changed, shown with the new
+names, plus a count of renamings.
 
-Only changed lines are parsed, so the cost follows the size of the change, not of the text.
-Each dialect's parsing reads the printed text; the tests run it on real compiler output.
+The renaming is a bijection applied to every line that holds its names, so the old side shown
+is always the old program under other names (``_bijective``); and where it explains less than
+the lines do, the plain line diff stands.
+
+Only changed computations are parsed, so the cost follows the size of the change, not of the
+text. Each dialect's parsing reads the printed text; the tests run it on real compiler output.
 """
 
 from __future__ import annotations
@@ -486,9 +492,13 @@ def _bijective(
     renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
     if stage == "hlo":
         pinned |= _called_elsewhere(text, old, {o for o in renaming if old.is_computation(o)})
-        # A new name that an unchanged line of the old text defines stays that line's.
-        taken = _defined(text, {n for n in renaming.values() if n not in universe})
-        renaming = {o: n for o, n in renaming.items() if o not in pinned and n not in taken}
+        # A new name that an unchanged line of the old text defines stays that line's; and
+        # fresh names must be new to the whole text.
+        if any(n not in universe for n in renaming.values()) or any(
+            n in universe and n not in renaming for n in renaming.values()
+        ):
+            universe |= _defined(text)
+        renaming = {o: n for o, n in renaming.items() if o not in pinned}
     owner: dict[str, str] = {}
     for before, after in list(renaming.items()):  # one old value per new name
         if after in owner:
@@ -503,19 +513,20 @@ def _bijective(
         for before, after in list(renaming.items()):
             if after not in universe or after in renaming or before not in renaming:
                 continue  # its new name is no old name that stays
-            if after in pinned:
+            if after in pinned or after not in old.where:  # defined where no line changes
                 del renaming[before]  # ``before`` keeps its name; that may clash in turn
                 del owner[after]
             else:
-                renaming[after] = _fresh(stage, after, used, text)
+                renaming[after] = _fresh(stage, after, used)
                 used.add(renaming[after])
                 fresh.add(after)
             changed = True
     return renaming, len(fresh)
 
 
-def _fresh(stage: str, name: str, used: set[str], text: str) -> str:
-    """A name for a value whose own name another value takes, used nowhere in either text."""
+def _fresh(stage: str, name: str, used: set[str]) -> str:
+    """A name for a value whose own name another value takes, used nowhere in the old text
+    (``used`` holds every name it has, and those the renaming gives)."""
     for k in range(1, 1_000_000):
         if stage == "jaxpr":  # letters only; JAX starts no longer name, and no primitive, so
             candidate = "aa" + name + "a" * (k - 1)
@@ -523,20 +534,20 @@ def _fresh(stage: str, name: str, used: set[str], text: str) -> str:
             candidate = f"{name}.old{k if k > 1 else ''}"
         else:
             candidate = f"{name}_old{k if k > 1 else ''}"
-        if candidate not in used and candidate not in _KEYWORDS and candidate not in text:
+        if candidate not in used and candidate not in _KEYWORDS:
             return candidate
     raise AssertionError("no fresh name")  # pragma: no cover - a million names are used
 
 
-#: Where an HLO line defines a name: an instruction, or a computation's header.
-_HLO_DEFINED = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = |\n(?:ENTRY )?%([\w.\-]+) \(")
+#: Where an HLO line defines a name: an instruction, or a computation's header (each pattern
+#: starts with a literal, which the regex engine finds fast).
+_HLO_DEFINES = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = ")
+_HLO_HEADS = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) \(")
 
 
-def _defined(text: str, names: set[str]) -> set[str]:
-    """Those of ``names`` that a line of HLO ``text`` defines."""
-    if not names:
-        return set()
-    return {m.group(1) or m.group(2) for m in _HLO_DEFINED.finditer(text)} & names
+def _defined(text: str) -> set[str]:
+    """The names that lines of HLO ``text`` define."""
+    return {*_HLO_DEFINES.findall(text), *_HLO_HEADS.findall(text)}
 
 
 #: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
