@@ -490,43 +490,48 @@ def _bijective(
         universe.update(line.refs)
     pinned = {n for n in universe if n not in old.where}
     renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
+    elsewhere: set[str] = set()  # names defined where the old text is not rewritten
     if stage == "hlo":
         pinned |= _called_elsewhere(text, old, {o for o in renaming if old.is_computation(o)})
+        renaming = {o: n for o, n in renaming.items() if o not in pinned}
         # A new name that an unchanged line of the old text defines stays that line's; and
         # fresh names must be new to the whole text.
-        if any(n not in universe for n in renaming.values()) or any(
-            n in universe and n not in renaming for n in renaming.values()
-        ):
-            universe |= _defined(text)
-        renaming = {o: n for o, n in renaming.items() if o not in pinned}
-    owner: dict[str, str] = {}
+        if any(n not in universe or n not in renaming for n in renaming.values()):
+            elsewhere = _defined(text)
+    targets: set[str] = set()
     for before, after in list(renaming.items()):  # one old value per new name
-        if after in owner:
+        if after in targets:
             del renaming[before]
         else:
-            owner[after] = before
+            targets.add(after)
     fresh: set[str] = set()
-    used = universe | set(renaming.values())
+
+    def kept(name: str) -> bool:  # an old name nothing renames
+        return (name in universe or name in elsewhere) and name not in renaming
+
+    def used(name: str) -> bool:
+        return name in universe or name in elsewhere or name in targets
+
     changed = True
     while changed:
         changed = False
         for before, after in list(renaming.items()):
-            if after not in universe or after in renaming or before not in renaming:
+            if before not in renaming or not kept(after):
                 continue  # its new name is no old name that stays
             if after in pinned or after not in old.where:  # defined where no line changes
                 del renaming[before]  # ``before`` keeps its name; that may clash in turn
-                del owner[after]
+                targets.discard(after)
             else:
                 renaming[after] = _fresh(stage, after, used)
-                used.add(renaming[after])
+                targets.add(renaming[after])
                 fresh.add(after)
             changed = True
     return renaming, len(fresh)
 
 
-def _fresh(stage: str, name: str, used: set[str]) -> str:
+def _fresh(stage: str, name: str, used: Callable[[str], bool]) -> str:
     """A name for a value whose own name another value takes, used nowhere in the old text
-    (``used`` holds every name it has, and those the renaming gives)."""
+    (``used``: whether a name is the old text's, or one the renaming gives)."""
     for k in range(1, 1_000_000):
         if stage == "jaxpr":  # letters only; JAX starts no longer name, and no primitive, so
             candidate = "aa" + name + "a" * (k - 1)
@@ -534,7 +539,7 @@ def _fresh(stage: str, name: str, used: set[str]) -> str:
             candidate = f"{name}.old{k if k > 1 else ''}"
         else:
             candidate = f"{name}_old{k if k > 1 else ''}"
-        if candidate not in used and candidate not in _KEYWORDS:
+        if not used(candidate) and candidate not in _KEYWORDS:
             return candidate
     raise AssertionError("no fresh name")  # pragma: no cover - a million names are used
 
@@ -581,20 +586,22 @@ def _callee_counts(text: str, computations: set[str]) -> Counter[str]:
 
 
 def _parse_hlo(text: str) -> _Line:
-    defs: list[str] = []
-    instruction = _HLO_INSTRUCTION.match(text)
-    computation = None if instruction else _HLO_COMPUTATION.match(text)
-    if instruction:
-        defs.append(instruction.group(1))
-    elif computation:
-        defs.append(computation.group(1))
-    refs = [n for n in _HLO_NAME.findall(text) if n not in defs]
-    template = _HLO_NAME.sub("%", text.strip())
-    if computation:
+    # One split gives both the names (odd items) and the template (the rest joined by "%"):
+    # this runs on every line of a changed computation.
+    parts = _HLO_NAME.split(text.strip())
+    template = "%".join(parts[::2])
+    if len(parts) < 3:
+        return _Line([], [], template)
+    first, after = parts[0], parts[2]
+    names = parts[1::2]
+    if first in ("", "ROOT ") and after.startswith(" = "):  # %name = ... (an instruction)
+        return _Line([names[0]], [n for n in names if n != names[0]], template)
+    if first in ("", "ENTRY ") and after.startswith(" (") and text[:1] in ("%", "E"):
+        refs = [n for n in names if n != names[0]]
         params = [m.group(1) or m.group(2) for m in _HLO_HEADER_PARAM.finditer(text)]
         refs += [p for p in params if p]
-        template = _HLO_HEADER_PARAM.sub("_", template)
-    return _Line(defs, refs, template)
+        return _Line([names[0]], refs, _HLO_HEADER_PARAM.sub("_", template))
+    return _Line([], names, template)
 
 
 def _rename_hlo(text: str, mapping: dict[str, str]) -> str:
