@@ -3,24 +3,33 @@
 One added instruction renumbers XLA's names after it (``%add.3`` becomes ``%add.4`` in every
 later line), and a jaxpr's variables are lettered in order, so a line diff of two compiles
 shows dozens of changed lines for one changed operation. Here, before the line diff, the
-values defined on changed lines are matched across the two texts by structure, in the spirit
-of XLA's ``hlo_diff``: a value's signature is its defining line with every name blanked out,
-and the signatures of the values it uses, recursively (values on unchanged lines are anchors,
-the same on both sides). Values with equal signatures are the same value under another name;
-the old text is rewritten with the new names, and only then diffed line by line. What is left
-are the lines whose meaning changed, shown with the new names, plus a count of renamings.
+values defined on changed lines are paired across the two texts: runs of lines that differ in
+names alone pair in order; then by structure, in the spirit of XLA's ``hlo_diff`` (a value's
+signature is its defining line with every name blanked out, and the signatures of the values
+it uses, recursively; values on unchanged lines and values paired already are anchors, the
+same on both sides), which survives any reordering; what is left pairs by name and by the
+shape of its lines in order. The old text is rewritten with the new names, and only then
+diffed line by line. What is left are the lines whose meaning changed, shown with the new
+names, plus a count of renamings.
 
-Only changed lines are parsed, so the cost follows the size of the change, not of the text.
-Each dialect's parsing reads the printed text; the tests run it on real compiler output.
+The renaming is a bijection applied to every line that holds its names, so the old side shown
+is always the old program under other names (``_bijective``); and where it explains less than
+the lines do, the plain line diff stands.
+
+Only changed computations are parsed, so the cost follows the size of the change, not of the
+text. Each dialect's parsing reads the printed text; the tests run it on real compiler output.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
+from jaxinspect.textdiff.linematch import Change
 
 #: HLO: ``%name = ...`` (an instruction) and ``%name (p: f32[]) -> ... {`` (a computation).
 _HLO_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ")
@@ -65,19 +74,34 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     if not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
-    a_changed = [i for c in plain.changes for i in range(c.a_lo, c.a_hi)]
-    b_changed = [i for c in plain.changes for i in range(c.b_lo, c.b_hi)]
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
-    # parsed; names from elsewhere (other computations) are anchors.
-    old = _Side(a_lines, _blocks(stage, a_lines, a_changed), parse)
-    new = _Side(b_lines, _blocks(stage, b_lines, b_changed), parse)
-    mapping = _match(old, new)
+    # parsed, on both sides (also where one side of a change is empty); names from elsewhere
+    # (other computations) are anchors.
+    old = _Side(a_lines, _blocks(stage, a_lines, _touched(plain.changes, "a")), parse)
+    new = _Side(b_lines, _blocks(stage, b_lines, _touched(plain.changes, "b")), parse)
+    paired = _match(old, new, plain.changes, parse)
+    renaming, fresh = _bijective(stage, plain.a, old, paired)
     for i in sorted(old.parsed):
-        a_lines[i] = rename(a_lines[i], mapping)
-    renamed_text = "\n".join(a_lines)
-    final = diff_lines(renamed_text, plain.b)
-    return _outcome(final, sum(1 for k, v in mapping.items() if k != v), parse)
+        a_lines[i] = rename(a_lines[i], renaming)
+    final = diff_lines("\n".join(a_lines), plain.b)
+    if _size(final) >= _size(plain):  # names found no better story than the lines tell
+        return _outcome(plain, 0, parse)
+    return _outcome(final, len(renaming) - fresh, parse)
+
+
+def _size(diff: LineDiff) -> int:
+    return sum(len(c.removed) + len(c.added) for c in diff.changes)
+
+
+def _touched(changes: tuple[Change, ...], side: str) -> list[int]:
+    """The lines of one side that changes touch: a change empty on this side touches the
+    lines around the place where the other side's lines go."""
+    out: list[int] = []
+    for c in changes:
+        lo, hi = (c.a_lo, c.a_hi) if side == "a" else (c.b_lo, c.b_hi)
+        out.extend(range(lo, hi) if hi > lo else (max(lo - 1, 0), lo))
+    return out
 
 
 def _memoized(parse: Callable[[str], _Line]) -> Callable[[str], _Line]:
@@ -123,8 +147,9 @@ def _blocks(stage: str, lines: list[str], changed: list[int]) -> list[int]:
     if stage != "hlo":
         return list(range(len(lines)))
     wanted: set[int] = set()
+    last = len(lines) - 1
     for i in changed:
-        if i in wanted:
+        if i in wanted or i > last:
             continue
         start = i
         while start > 0 and not _HLO_COMPUTATION.match(lines[start]) and lines[start] != "}":
@@ -132,7 +157,7 @@ def _blocks(stage: str, lines: list[str], changed: list[int]) -> list[int]:
         if lines[start] == "}" and start != i:
             start += 1
         end = i
-        while end < len(lines) - 1 and lines[end] != "}":
+        while end < last and lines[end] != "}":
             end += 1
         wanted.update(range(start, end + 1))
     return sorted(wanted)
@@ -147,14 +172,20 @@ class _Side:
         self.parsed: dict[int, _Line] = {}
         self.where: dict[str, tuple[int, int]] = {}  # name -> (line, position among defs)
         self.scope: dict[str, str | None] = {}  # name -> the HLO computation it is in
+        self.order: list[str] = []  # defined names, in text order
+        #: Names already paired with the other side: their signature is the pair's, so
+        #: signatures of what uses them agree across the two texts.
+        self.anchors: dict[str, str] = {}
         current: str | None = None
         for i in changed:
-            line = self._line(i)
-            header = _HLO_COMPUTATION.match(lines[i]) is not None
+            line = self.parsed[i] = parse(lines[i])
+            header = bool(line.defs) and lines[i][:1] in "%E" and _is_header(lines[i])
             for k, name in enumerate(line.defs):
-                self.where.setdefault(name, (i, k))
-                self.scope.setdefault(name, None if header else current)
-            if header and line.defs:
+                if name not in self.where:
+                    self.where[name] = (i, k)
+                    self.scope[name] = None if header else current
+                    self.order.append(name)
+            if header:
                 current = line.defs[0]
             elif lines[i] == "}":
                 current = None
@@ -163,33 +194,28 @@ class _Side:
         self._users: dict[str, list[str]] | None = None
         self._scopes: dict[str | None, list[str]] | None = None
 
-    def _line(self, i: int) -> _Line:
-        if i not in self.parsed:
-            self.parsed[i] = self.parse(self.lines[i])
-        return self.parsed[i]
-
     def names_in(self, scope: str | None) -> list[str]:
         """Names defined in computation ``scope`` (``None``: at the top level), in text order."""
         if self._scopes is None:
             self._scopes = {}
-            for name in self.order():
-                self._scopes.setdefault(self.scope.get(name), []).append(name)
+            for name in self.order:
+                self._scopes.setdefault(self.scope[name], []).append(name)
         return self._scopes.get(scope, [])
 
     def is_computation(self, name: str) -> bool:
         """Whether ``name`` is an HLO computation."""
         i, _ = self.where[name]
-        return _HLO_COMPUTATION.match(self.lines[i]) is not None
+        return _is_header(self.lines[i])
 
     def is_entry(self, name: str) -> bool:
         """Whether ``name`` is the ENTRY computation."""
         i, _ = self.where[name]
         return self.lines[i].startswith("ENTRY ")
 
-    def header_template(self, name: str) -> str:
+    def template(self, name: str) -> str:
         """The template of the line defining ``name``."""
         i, _ = self.where[name]
-        return self._line(i).template
+        return self.parsed[i].template
 
     def users_signature(self, name: str) -> int:
         """The signatures of the values that use ``name``: tells equal values apart by use."""
@@ -204,19 +230,19 @@ class _Side:
         self._users_memo[name] = value
         return value
 
-    def order(self) -> list[str]:
-        """Defined names, in text order."""
-        return sorted(self.where, key=lambda n: self.where[n])
-
     def signature(self, name: str, depth: int = 0) -> int:
         """Its line's template and its operands' signatures (an anchor's is its name)."""
-        if name in self._memo:
-            return self._memo[name]
+        memo = self._memo.get(name)
+        if memo is not None:
+            return memo
+        paired = self.anchors.get(name)
+        if paired is not None:
+            return hash(("paired", paired))
         if name not in self.where or depth > 200:
             return hash(("anchor", name))
         self._memo[name] = hash(("cycle", name))  # a loop body reached again: cut there
         i, k = self.where[name]
-        line = self._line(i)
+        line = self.parsed[i]
         refs = [self.signature(r, depth + 1) for r in line.refs if r != name]
         extra = self._body_root(i, line)
         if extra is not None:
@@ -237,7 +263,7 @@ class _Side:
 
     def _body_root(self, i: int, line: _Line) -> str | None:
         """For an HLO computation header, the name of its ROOT instruction."""
-        if not line.template.endswith("{") or not _HLO_COMPUTATION.match(self.lines[i]):
+        if not line.template.endswith("{") or not _is_header(self.lines[i]):
             return None
         for j in range(i + 1, len(self.lines)):
             text = self.lines[j]
@@ -249,22 +275,101 @@ class _Side:
         return None
 
 
-def _match(old: _Side, new: _Side) -> dict[str, str]:
-    """Old name -> new name for values whose signatures agree.
+def _is_header(text: str) -> bool:
+    return _HLO_COMPUTATION.match(text) is not None
 
-    HLO computations are matched first; then the instructions of each pair of computations
-    among themselves (XLA may swap the numbers of two identical fusions, and their parameters
-    share names), pairing what is left over by header, name and order.
+
+def _match(
+    old: _Side, new: _Side, changes: tuple[Change, ...], parse: Callable[[str], _Line]
+) -> dict[str, str]:
+    """Old name -> new name for values that are the same value, found in three passes.
+
+    First the runs of changed lines that differ in names alone (a renumbered layer): their
+    values pair in order, at the cost of reading each line once. Then, by content, the
+    values whose signatures agree, pairs found so far serving as anchors: this survives any
+    reordering. HLO computations are matched first, then the instructions of each pair of
+    computations among themselves. Last, what is left pairs by name, then in order of the
+    lines that read alike (a changed operand changes the signature of everything after it,
+    but not the shape of the lines).
     """
-    mapping = _pair(old, new, old.names_in(None), new.names_in(None))
-    computations = [(o, n) for o, n in mapping.items() if old.is_computation(o)]
-    left_old = [c for c in old.names_in(None) if old.is_computation(c) and c not in mapping]
+    mapping = _renamed_runs(old, new, changes, parse)
+    for before, after in mapping.items():
+        old.anchors[before] = after
+        new.anchors[after] = after
     taken = set(mapping.values())
-    left_new = [c for c in new.names_in(None) if new.is_computation(c) and c not in taken]
+    top_old = [n for n in old.names_in(None) if n not in mapping]
+    top_new = [n for n in new.names_in(None) if n not in taken]
+    mapping.update(_pair(old, new, top_old, top_new))
+    computations = [(o, n) for o, n in mapping.items() if old.is_computation(o)]
+    taken = set(mapping.values())
+    left_old = [c for c in top_old if old.is_computation(c) and c not in mapping]
+    left_new = [c for c in top_new if new.is_computation(c) and c not in taken]
     computations += _pair_leftovers(old, new, left_old, left_new)
     for before, after in computations:
-        mapping.update(_pair(old, new, old.names_in(before), new.names_in(after)))
+        mapping[before] = after
+    taken = set(mapping.values())
+    scopes: list[tuple[str | None, str | None]] = [(None, None), *computations]
+    for scope_old, scope_new in scopes:
+        olds = [n for n in old.names_in(scope_old) if n not in mapping]
+        news = [n for n in new.names_in(scope_new) if n not in taken]
+        if not olds or not news:
+            continue
+        found = _pair(old, new, olds, news)
+        olds = [n for n in olds if n not in found]
+        news = [n for n in news if n not in found.values()]
+        found.update(_by_shape(old, new, olds, news))
+        mapping.update(found)
+        taken.update(found.values())
     return mapping
+
+
+def _renamed_runs(
+    old: _Side, new: _Side, changes: tuple[Change, ...], parse: Callable[[str], _Line]
+) -> dict[str, str]:
+    """Values of changes whose removed and added lines read the same but for names."""
+    mapping: dict[str, str] = {}
+    for change in changes:
+        if len(change.removed) != len(change.added) or not change.removed:
+            continue
+        removed = [parse(line) for line in change.removed]
+        added = [parse(line) for line in change.added]
+        if any(r.template != a.template for r, a in zip(removed, added, strict=True)):
+            continue
+        for r, a in zip(removed, added, strict=True):
+            for before, after in zip(r.defs, a.defs, strict=False):
+                mapping.setdefault(before, after)
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for before, after in mapping.items():  # one old value per new name
+        if after not in taken and before in old.where and after in new.where:
+            out[before] = after
+            taken.add(after)
+    return out
+
+
+def _by_shape(old: _Side, new: _Side, olds: list[str], news: list[str]) -> dict[str, str]:
+    """What signatures left: same name on both sides, then lines alike in shape, in order."""
+    mapping: dict[str, str] = {}
+    new_set = set(news)
+    for name in olds:
+        if name in new_set and old.template(name) == new.template(name):
+            mapping[name] = name
+    olds = [n for n in olds if n not in mapping]
+    news = [n for n in news if n not in mapping.values()]
+    if not olds or not news or len(olds) * len(news) > _SHAPE_LIMIT:
+        return mapping
+    a = [old.template(n) for n in olds]
+    b = [new.template(n) for n in news]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for x, y, n in matcher.get_matching_blocks():
+        for k in range(n):
+            mapping[olds[x + k]] = news[y + k]
+    return mapping
+
+
+# Leftover values aligned by the shape of their lines up to this many pairs (difflib is
+# quadratic in the worst case).
+_SHAPE_LIMIT = 25_000_000
 
 
 def _pair(old: _Side, new: _Side, olds_all: list[str], news_all: list[str]) -> dict[str, str]:
@@ -276,6 +381,11 @@ def _pair(old: _Side, new: _Side, olds_all: list[str], news_all: list[str]) -> d
         buckets.setdefault(new.signature(name), ([], []))[1].append(name)
     mapping: dict[str, str] = {}
     for olds, news in buckets.values():
+        if not olds or not news:
+            continue
+        if len(olds) == 1 and len(news) == 1:  # the common case: one value each
+            mapping[olds[0]] = news[0]
+            continue
         # Equal values (two ``constant(0.5)``): pair those whose users and names agree, then
         # users, then names, then the rest in text order.
         for key in _TIE_BREAKS:
@@ -298,19 +408,52 @@ def _pair(old: _Side, new: _Side, olds_all: list[str], news_all: list[str]) -> d
 def _pair_leftovers(
     old: _Side, new: _Side, olds: list[str], news: list[str]
 ) -> list[tuple[str, str]]:
-    """Changed computations: ENTRY with ENTRY, then same name, then same header, then order."""
+    """Changed computations: ENTRY with ENTRY, then same name, then by content (the most
+    instructions in common), then same header, then order."""
     pairs: list[tuple[str, str]] = []
     for key in _LEFTOVER_KEYS:
-        groups: dict[object, tuple[list[str], list[str]]] = {}
-        for name in olds:
-            groups.setdefault(key(old, name), ([], []))[0].append(name)
-        for name in news:
-            groups.setdefault(key(new, name), ([], []))[1].append(name)
-        for first, second in groups.values():
-            pairs += list(zip(first, second, strict=False))
-        done_old, done_new = {p[0] for p in pairs}, {p[1] for p in pairs}
+        if key is None:
+            found = _by_common_content(old, new, olds, news)
+        else:
+            found = []
+            groups: dict[object, tuple[list[str], list[str]]] = {}
+            for name in olds:
+                groups.setdefault(key(old, name), ([], []))[0].append(name)
+            for name in news:
+                groups.setdefault(key(new, name), ([], []))[1].append(name)
+            for first, second in groups.values():
+                found += list(zip(first, second, strict=False))
+        pairs += found
+        done_old, done_new = {p[0] for p in found}, {p[1] for p in found}
         olds = [n for n in olds if n not in done_old]
         news = [n for n in news if n not in done_new]
+    return pairs
+
+
+def _by_common_content(
+    old: _Side, new: _Side, olds: list[str], news: list[str]
+) -> list[tuple[str, str]]:
+    """Computations paired greedily by the instruction signatures they share (a constant
+    changed in one of several similar fused computations leaves the rest of it alike)."""
+    if not olds or not news or len(olds) * len(news) > 10_000:
+        return []
+    old_sets = {c: Counter(old.signature(n) for n in old.names_in(c)) for c in olds}
+    new_sets = {c: Counter(new.signature(n) for n in new.names_in(c)) for c in news}
+    scored = []
+    for o in olds:
+        for n in news:
+            common = sum((old_sets[o] & new_sets[n]).values())
+            if common:
+                scored.append((-common, old.where[o], new.where[n], o, n))
+    scored.sort()
+    pairs: list[tuple[str, str]] = []
+    used_old: set[str] = set()
+    used_new: set[str] = set()
+    for _, _, _, o, n in scored:
+        if o not in used_old and n not in used_new:
+            pairs.append((o, n))
+            used_old.add(o)
+            used_new.add(n)
     return pairs
 
 
@@ -320,32 +463,145 @@ _TIE_BREAKS: tuple[Callable[[_Side, str], object], ...] = (
     lambda side, name: name,
     lambda side, name: 0,
 )
-_LEFTOVER_KEYS: tuple[Callable[[_Side, str], object], ...] = (
+_LEFTOVER_KEYS: tuple[Callable[[_Side, str], object] | None, ...] = (
     lambda side, name: side.is_entry(name),
     lambda side, name: name,
-    lambda side, name: side.header_template(name),
+    None,
+    lambda side, name: side.template(name),
     lambda side, name: 0,
 )
+
+
+def _bijective(
+    stage: str, text: str, old: _Side, paired: dict[str, str]
+) -> tuple[dict[str, str], int]:
+    """The renaming applied to the old text: ``paired`` cut down to a bijection, so the old
+    side shown is always the old program under other names (never two values under one name).
+
+    A name the old text keeps (not paired, or used where the old text is not rewritten:
+    names defined elsewhere, and HLO computations called from unchanged lines) must not be
+    another value's new name: the pairing that would take it is dropped where the name must
+    stay, else the kept value moves to a fresh name. Returns the renaming (names that change)
+    and how many of its names are fresh.
+    """
+    universe: set[str] = set()
+    for line in old.parsed.values():
+        universe.update(line.defs)
+        universe.update(line.refs)
+    pinned = {n for n in universe if n not in old.where}
+    renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
+    elsewhere: set[str] = set()  # names defined where the old text is not rewritten
+    if stage == "hlo":
+        pinned |= _called_elsewhere(text, old, {o for o in renaming if old.is_computation(o)})
+        renaming = {o: n for o, n in renaming.items() if o not in pinned}
+        # A new name that an unchanged line of the old text defines stays that line's; and
+        # fresh names must be new to the whole text.
+        if any(n not in universe or n not in renaming for n in renaming.values()):
+            elsewhere = _defined(text)
+    targets: set[str] = set()
+    for before, after in list(renaming.items()):  # one old value per new name
+        if after in targets:
+            del renaming[before]
+        else:
+            targets.add(after)
+    fresh: set[str] = set()
+
+    def kept(name: str) -> bool:  # an old name nothing renames
+        return (name in universe or name in elsewhere) and name not in renaming
+
+    def used(name: str) -> bool:
+        return name in universe or name in elsewhere or name in targets
+
+    changed = True
+    while changed:
+        changed = False
+        for before, after in list(renaming.items()):
+            if before not in renaming or not kept(after):
+                continue  # its new name is no old name that stays
+            if after in pinned or after not in old.where:  # defined where no line changes
+                del renaming[before]  # ``before`` keeps its name; that may clash in turn
+                targets.discard(after)
+            else:
+                renaming[after] = _fresh(stage, after, used)
+                targets.add(renaming[after])
+                fresh.add(after)
+            changed = True
+    return renaming, len(fresh)
+
+
+def _fresh(stage: str, name: str, used: Callable[[str], bool]) -> str:
+    """A name for a value whose own name another value takes, used nowhere in the old text
+    (``used``: whether a name is the old text's, or one the renaming gives)."""
+    for k in range(1, 1_000_000):
+        if stage == "jaxpr":  # letters only; JAX starts no longer name, and no primitive, so
+            candidate = "aa" + name + "a" * (k - 1)
+        elif stage == "hlo":
+            candidate = f"{name}.old{k if k > 1 else ''}"
+        else:
+            candidate = f"{name}_old{k if k > 1 else ''}"
+        if not used(candidate) and candidate not in _KEYWORDS:
+            return candidate
+    raise AssertionError("no fresh name")  # pragma: no cover - a million names are used
+
+
+#: Where an HLO line defines a name: an instruction, or a computation's header (each pattern
+#: starts with a literal, which the regex engine finds fast).
+_HLO_DEFINES = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = ")
+_HLO_HEADS = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) \(")
+
+
+def _defined(text: str) -> set[str]:
+    """The names that lines of HLO ``text`` define."""
+    return {*_HLO_DEFINES.findall(text), *_HLO_HEADS.findall(text)}
+
+
+#: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
+#: in lists, ``branch_computations={%a, %b}`` (two patterns: each starts with a literal, which
+#: the regex engine finds fast).
+_HLO_CALLEE = re.compile(r"=%([\w.\-]+)")
+_HLO_CALLEES = re.compile(r"computations=\{([^}]*)")
+
+
+def _called_elsewhere(text: str, old: _Side, computations: set[str]) -> set[str]:
+    """Those of ``computations`` that a line the diff does not rewrite calls."""
+    if not computations:
+        return set()
+    total = _callee_counts(text, computations)
+    inside: Counter[str] = Counter()
+    for i in old.parsed:
+        line = old.lines[i]
+        if "=%" in line:
+            inside.update(_callee_counts(line, computations))
+    return {name for name, count in total.items() if count > inside[name]}
+
+
+def _callee_counts(text: str, computations: set[str]) -> Counter[str]:
+    names = _HLO_CALLEE.findall(text)
+    for listed in _HLO_CALLEES.findall(text):
+        names += _HLO_NAME.findall(listed)
+    return Counter(name for name in names if name in computations)
 
 
 # --- HLO ---------------------------------------------------------------------------------
 
 
 def _parse_hlo(text: str) -> _Line:
-    defs: list[str] = []
-    instruction = _HLO_INSTRUCTION.match(text)
-    computation = None if instruction else _HLO_COMPUTATION.match(text)
-    if instruction:
-        defs.append(instruction.group(1))
-    elif computation:
-        defs.append(computation.group(1))
-    refs = [n for n in _HLO_NAME.findall(text) if n not in defs]
-    template = _HLO_NAME.sub("%", text.strip())
-    if computation:
+    # One split gives both the names (odd items) and the template (the rest joined by "%"):
+    # this runs on every line of a changed computation.
+    parts = _HLO_NAME.split(text.strip())
+    template = "%".join(parts[::2])
+    if len(parts) < 3:
+        return _Line([], [], template)
+    first, after = parts[0], parts[2]
+    names = parts[1::2]
+    if first in ("", "ROOT ") and after.startswith(" = "):  # %name = ... (an instruction)
+        return _Line([names[0]], [n for n in names if n != names[0]], template)
+    if first in ("", "ENTRY ") and after.startswith(" (") and text[:1] in ("%", "E"):
+        refs = [n for n in names if n != names[0]]
         params = [m.group(1) or m.group(2) for m in _HLO_HEADER_PARAM.finditer(text)]
         refs += [p for p in params if p]
-        template = _HLO_HEADER_PARAM.sub("_", template)
-    return _Line(defs, refs, template)
+        return _Line([names[0]], refs, _HLO_HEADER_PARAM.sub("_", template))
+    return _Line([], names, template)
 
 
 def _rename_hlo(text: str, mapping: dict[str, str]) -> str:
