@@ -68,10 +68,11 @@ def _why(comp: Compilation) -> str:
 
 
 def _verdict(log: CompileLog) -> Text:
-    count = len(log.compilations)
     line = (
-        f"{count} compilations of {len(log.functions)} functions, "
-        f"{len(log.recompilations)} recompilations, {format_seconds(log.total_compile_s)} compiling"
+        f"{_count(len(log.compilations), 'compilation')} of "
+        f"{_count(len(log.functions), 'function')}, "
+        f"{_count(len(log.recompilations), 'recompilation')}, "
+        f"{format_seconds(log.total_compile_s)} compiling"
     )
     hits = log.persistent_cache.get("hit", 0)
     if hits:
@@ -84,3 +85,7 @@ def _verdict(log: CompileLog) -> Text:
         line += f"; over --max-compiles {log.max_compiles}: {names}"
         return Text(line, style="bold red")
     return Text(line)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

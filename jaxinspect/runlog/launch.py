@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from types import FrameType
 
 from jaxinspect.runlog.child import INTERRUPTED
@@ -26,24 +27,35 @@ def run_program(
     read_fd, write_fd = os.pipe()
     command = [sys.executable, "-m", "jaxinspect.runlog.child", str(write_fd)]
     command += ["module" if module else "path", target, *args]
-    sys.stdout.flush()
-    proc = subprocess.Popen(command, pass_fds=(write_fd,), stdout=_stdout_fd())
-    os.close(write_fd)
+    running: list[subprocess.Popen[bytes]] = []
     interrupted = False
 
     def forward(signum: int, frame: FrameType | None) -> None:
         nonlocal interrupted
         interrupted = True
-        if not _terminal_sent_it():
-            proc.send_signal(signal.SIGINT)
+        if running and not _terminal_sent_it():
+            running[0].send_signal(signal.SIGINT)
 
-    previous = signal.signal(signal.SIGINT, forward)
+    # Installed before the child starts: a handled signal is reset to the default in the
+    # child at exec, an ignored one (a background job's SIGINT) would stay ignored there.
+    main = threading.current_thread() is threading.main_thread()  # signal.signal's rule
+    previous = signal.signal(signal.SIGINT, forward) if main else None
+    sys.stdout.flush()
+    try:
+        proc = subprocess.Popen(command, pass_fds=(write_fd,), stdout=_stdout_fd())
+    except BaseException:
+        _restore(previous)
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    running.append(proc)
     try:
         with os.fdopen(read_fd, encoding="utf-8") as pipe:
             lines = list(pipe)  # until the child (and only it) closes its end
         code = proc.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _restore(previous)
     if code < 0:  # ended by a signal: the shell's 128 + N
         code = 128 - code
     compilations = tuple(Compilation.from_dict(json.loads(line)) for line in lines if line.strip())
@@ -70,3 +82,8 @@ def _stdout_fd() -> int | None:
         return sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def _restore(previous: object) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
