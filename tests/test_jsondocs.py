@@ -19,6 +19,8 @@ from jaxinspect.renderers.snapshot import jsondoc as snapshot
 from jaxinspect.renderers.stages import jsondoc as stages
 from jaxinspect.renderers.topologies import jsondoc as topologies
 from jaxinspect.reports.failures import CaseFailure
+from jaxinspect.runlog import jsondoc as runlog
+from jaxinspect.runlog import model as runlog_model
 
 #: (schema file, the version its serializer writes), one row per JSON report.
 SERIALIZERS = (
@@ -33,6 +35,7 @@ SERIALIZERS = (
     (snapshot.CHECK_SCHEMA, snapshot.CHECK_SCHEMA_VERSION),
     ("bench-baseline.schema.json", baseline.SCHEMA_VERSION),
     (topologies.SCHEMA, topologies.SCHEMA_VERSION),
+    (runlog.SCHEMA, runlog_model.SCHEMA_VERSION),
 )
 
 
