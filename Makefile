@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_passes.py
 	$(BIN)/python tests/benchmarks/bench_scale.py
 	$(BIN)/python tests/benchmarks/bench_report_graph.py 96
+	$(BIN)/python tests/benchmarks/bench_runlog.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -383,3 +383,47 @@ def _jax_version() -> str:
     from importlib.metadata import version
 
     return version("jax")
+
+
+#: Where ``jax_explain_cache_misses`` logs "TRACING CACHE MISS at ...: because ..." (once per
+#: tracing-cache miss of a function defined in user code; ``jax._src.interpreters.partial_eval``).
+EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
+#: The config option that turns that log on.
+EXPLAIN_OPTION = "jax_explain_cache_misses"
+
+
+def cache_miss_keys() -> tuple[Any, Any, list[tuple[Any, Any]]] | None:
+    """The tracing-cache key that just missed, and the function's earlier keys, or None.
+
+    Called from a handler of ``EXPLAIN_LOGGER``: JAX's ``explain`` (the tracing cache's miss
+    callback) is on the stack, its locals hold the new key's ``in_avals`` (a ``FlatTree``),
+    ``debug_info``, and ``keys``: the same function's earlier keys, each
+    ``[trace_context, (in_avals, debug_info, *context), kwargs]``. Returns
+    ``(in_avals, debug_info, [(in_avals, debug_info), ...])``.
+    """
+    import sys
+    from types import FrameType
+
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "explain" and code.co_filename.endswith("partial_eval.py"):
+            local = frame.f_locals
+            if not {"in_avals", "debug_info", "keys"} <= local.keys():
+                return None
+            earlier = [(key[1][0], key[1][1]) for key in local["keys"]]
+            return local["in_avals"], local["debug_info"], earlier
+        frame = frame.f_back
+    return None
+
+
+def unregister_duration_listener(listener: Any) -> None:
+    """Remove a ``jax.monitoring`` duration listener (public in ``jax.monitoring``)."""
+    import jax.monitoring
+
+    jax.monitoring.unregister_event_duration_listener(listener)
+
+
+#: Every duration event a compilation fires, in order (``fun_name`` keyword: ``f``, then
+#: ``jit(f)`` for lowering and compiling).
+COMPILE_PHASE_EVENTS = (TRACE_EVENT, LOWER_EVENT, COMPILE_EVENT)

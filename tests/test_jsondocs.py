@@ -19,6 +19,8 @@ from jaxinspect.memory import jsondoc as memory
 from jaxinspect.passes import jsondoc as passes
 from jaxinspect.recompile import jsondoc as recompile
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR, failure_to_dict, json_text
+from jaxinspect.runlog import jsondoc as runlog
+from jaxinspect.runlog import model as runlog_model
 from jaxinspect.schemas import generate
 from jaxinspect.snapshot import jsondoc as snapshot
 from jaxinspect.stages import casesjsondoc as cases
@@ -38,6 +40,7 @@ SERIALIZERS = (
     (snapshot.CHECK_SCHEMA, snapshot.CHECK_SCHEMA_VERSION),
     ("bench-baseline.schema.json", baseline.SCHEMA_VERSION),
     (topologies.SCHEMA, topologies.SCHEMA_VERSION),
+    (runlog.SCHEMA, runlog_model.SCHEMA_VERSION),
 )
 
 

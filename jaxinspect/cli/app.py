@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "memory": "memory",
     "passes": "passes",
+    "run": "run",
 }
 
 

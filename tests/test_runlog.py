@@ -1,0 +1,205 @@
+"""``jaxinspect run`` and ``jaxinspect.compile_log()``: the compile log of a real program."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parent.parent
+JAXINSPECT = str(Path(sys.executable).parent / "jaxinspect")
+SCHEMA = json.loads((ROOT / "jaxinspect/schemas/runlog.schema.json").read_text())
+#: See tests/test_robustness.py: SIGINT at its default disposition, then exec the command.
+DEFAULT_SIGINT = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+)
+
+# A training-like loop that recompiles twice: a static argument changes (line 12), then the
+# batch shape (line 13). It reads argv, prints to stdout and ends as argv says.
+PROGRAM = """\
+import sys
+from functools import partial
+import jax, jax.numpy as jnp
+
+@partial(jax.jit, static_argnames="training")
+def step(x, training):
+    return (x * 2).sum() if training else x.sum()
+
+x = jnp.ones((4, 3))
+for i in range(3):
+    step(x, training=True)
+step(x, training=False)
+step(jnp.ones((8, 3)), training=False)
+print("args:", sys.argv[1:])
+if "--raise" in sys.argv:
+    raise ValueError("boom")
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [JAXINSPECT, "run", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200"},  # the log's table unfolded
+    )
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("prog")
+    (folder / "train.py").write_text(PROGRAM)
+    return folder
+
+
+def test_run_lists_exactly_the_two_recompilations_and_keeps_the_programs_output(
+    program: Path,
+) -> None:
+    done = _run("-f", "json", "-o", "log.json", "train.py", "0", "--raise", cwd=program)
+    # The program's own stdout, its traceback as Python prints it, and its exit code.
+    assert done.stdout == "args: ['0', '--raise']\n"
+    assert done.returncode == 1, done.stderr
+    assert 'File "train.py", line 16, in <module>' in done.stderr
+    assert done.stderr.rstrip().endswith("ValueError: boom")
+    assert "runpy" not in done.stderr and "jaxinspect" not in done.stderr
+    document = json.loads((program / "log.json").read_text())
+    jsonschema.validate(document, SCHEMA)
+    assert document["exit_code"] == 1 and document["program"] == "train.py"
+    recompiles = [c for c in document["compilations"] if c["recompile"]]
+    assert [(c["call_site"], [ch["text"] for ch in c["changes"]]) for c in recompiles] == [
+        ("train.py:12 (<module>)", ["training: static True → False"]),
+        ("train.py:13 (<module>)", ["x: shape 4×3 → 8×3"]),
+    ]
+    step = next(f for f in document["functions"] if f["function"] == "step")
+    assert step == {**step, "compiles": 3, "defined_at": "train.py:5"}
+    first = next(c for c in document["compilations"] if c["function"] == "step")
+    assert first["call_site"] == "train.py:11 (<module>)" and not first["recompile"]
+    assert first["trace_s"] > 0 and first["lower_s"] > 0 and first["compile_s"] > 0
+
+
+def test_run_exits_with_the_programs_code_and_max_compiles_gates_it(program: Path) -> None:
+    own = _run("train.py", "7", cwd=program)
+    assert own.returncode == 7 and own.stdout == "args: ['7']\n"
+    # The table goes to stderr: both recompilations, with their reasons.
+    assert "training: static True → False" in own.stderr
+    assert "x: shape 4×3 → 8×3" in own.stderr
+    assert "2 recompilations" in own.stderr
+    gated = _run("--max-compiles", "2", "train.py", "0", cwd=program)
+    assert gated.returncode == 1
+    assert "over --max-compiles 2: step (3)" in gated.stderr
+    within = _run("--max-compiles", "3", "-f", "json", "train.py", "0", cwd=program)
+    assert within.returncode == 0
+    document = json.loads(within.stderr)  # the program wrote nothing else to stderr
+    jsonschema.validate(document, SCHEMA)
+    assert document["max_compiles"] == 3 and document["exceeded"] is False
+
+
+def test_run_m_runs_a_module_as_python_m_does(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(PROGRAM)
+    done = _run("-f", "json", "-o", "log.json", "-m", "pkg.train", "5", cwd=tmp_path)
+    assert done.returncode == 5 and done.stdout == "args: ['5']\n", done.stderr
+    document = json.loads((tmp_path / "log.json").read_text())
+    assert document["program"] == "-m pkg.train"
+    assert document["total_recompiles"] == 2
+
+
+def test_ctrl_c_mid_training_still_prints_the_log(tmp_path: Path) -> None:
+    marker = tmp_path / "training"
+    (tmp_path / "loop.py").write_text(
+        "import pathlib, time\nimport jax, jax.numpy as jnp\n\n"
+        "@jax.jit\ndef step(x):\n    return x + 1\n\n"
+        "x = step(jnp.zeros(3))\n"
+        f"pathlib.Path({str(marker)!r}).write_text('in')\n"
+        "while True:\n    x = step(x)\n    time.sleep(0.01)\n"
+    )
+    proc = subprocess.Popen(
+        [*DEFAULT_SIGINT, JAXINSPECT, "run", "loop.py"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    deadline = time.monotonic() + 120  # jax's import on a loaded machine
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if not marker.exists():
+        proc.kill()
+        pytest.fail(f"the program never started its loop: {proc.communicate()[1]}")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out == ""
+    assert "KeyboardInterrupt" in err and "interrupted (Ctrl-C)" in err
+    assert "│ step " in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [((), "needs a SCRIPT.py"), (("missing.py",), "missing.py: no such file")],
+)
+def test_run_without_a_program_is_a_usage_error(
+    tmp_path: Path, argv: tuple[str, ...], message: str
+) -> None:
+    done = _run(*argv, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr
+
+
+def test_compile_log_records_a_python_block() -> None:
+    from functools import partial
+
+    import jax
+    import jax.numpy as jnp
+
+    import jaxinspect
+
+    @partial(jax.jit, static_argnums=1)
+    def scale(x: jax.Array, k: int) -> jax.Array:
+        return x * k
+
+    with jaxinspect.compile_log(max_compiles=1) as log:
+        scale(jnp.ones(2), 2)
+        scale(jnp.ones(2), 2)
+        scale(jnp.ones(2), 3)
+    assert [str(c) for r in log.recompilations for c in r.changes] == ["args[1]: static 2 → 3"]
+    document = json.loads(log.to_json())
+    jsonschema.validate(document, SCHEMA)
+    assert document["program"] is None and document["exceeded"] is True
+    console = Console(width=160, file=io.StringIO(), color_system=None)
+    console.print(log)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "│ scale " in text and "args[1]: static 2 → 3" in text, text
+    html = log._repr_html_()
+    assert "<table>" in html and "args[1]: static 2 → 3" in html and "<script" not in html
+    with jaxinspect.compile_log() as quiet:
+        scale(jnp.ones(2), 2)  # cached: nothing compiles
+    assert quiet.compilations == ()
+
+
+def test_jax_config_is_restored_after_the_block() -> None:
+    import jax
+
+    import jaxinspect
+
+    with jaxinspect.compile_log():
+        assert jax.config.jax_explain_cache_misses
+    assert not jax.config.jax_explain_cache_misses
+    assert os.environ.get("JAX_EXPLAIN_CACHE_MISSES") is None
