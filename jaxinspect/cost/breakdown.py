@@ -9,6 +9,7 @@ from typing import Any
 
 from jaxinspect.cost.fusionsplit import CostShare, split_fusion
 from jaxinspect.cost.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.cost.neighbours import Metadata, NeighbourMetadata
 from jaxinspect.cost.opcache import OpCostCache
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.shapes import element_type, shape_bytes
@@ -39,8 +40,10 @@ class OpCost:
     source: SourceLocation | None
     #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
     shares: tuple[CostShare, ...] = ()
-    #: No source metadata at all: XLA made the instruction (copies, backward convolutions).
+    #: No source metadata at all, nor a neighbour's: XLA made it (copies, backward convolutions).
     created_by_xla: bool = False
+    #: The neighbour whose metadata it took, having none of its own (``cost/neighbours.py``).
+    source_from: str | None = None
 
     @property
     def total(self) -> XlaCost | None:
@@ -148,6 +151,7 @@ class _Walker:
         self.hlo, self.frames, self.client, self.user = hlo, frames, client, user
         self.split_fusions = split_fusions
         self.xla = OpCostCache(hlo, client)  # each distinct instruction costed once
+        self.metadata = NeighbourMetadata(hlo)  # metadata-less instructions borrow
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
@@ -182,6 +186,7 @@ class _Walker:
                 "data-dependent branch: XLA's figure is the costliest branch, per run",
             )
         inputs = sum(shape_bytes(comp.instruction(o).shape) for o in dict.fromkeys(instr.operands))
+        metadata = self.metadata.of(comp, instr)
         return OpCost(
             name=instr.name,
             computation=comp.name,
@@ -195,13 +200,16 @@ class _Walker:
             per_run=per_run,
             input_bytes=inputs,
             output_bytes=shape_bytes(instr.shape),
-            op_name=instr.op_name,
-            source=self._source(instr),
-            shares=self._shares(instr, per_run),
-            created_by_xla=instr.created_by_xla,
+            op_name=metadata.op_name,
+            source=self.frames.user_location(metadata.frame_id, self.user),
+            shares=self._shares(instr, per_run, metadata),
+            created_by_xla=metadata.created_by_xla,
+            source_from=metadata.borrowed_from,
         )
 
-    def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
+    def _shares(
+        self, instr: HloInstr, per_run: XlaCost | None, metadata: Metadata
+    ) -> tuple[CostShare, ...]:
         if (
             not self.split_fusions
             or instr.opcode != "fusion"
@@ -209,7 +217,7 @@ class _Walker:
             or not per_run.flops + per_run.transcendentals
         ):
             return ()
-        return split_fusion(self.xla, instr, self.frames, self.user)
+        return split_fusion(self.xla, instr, self.frames, self.user, (self.metadata, metadata))
 
     def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
         """XLA's figure, or ``None`` (flagged) where it has none."""

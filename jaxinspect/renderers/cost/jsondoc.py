@@ -214,6 +214,7 @@ def _op(
         "op_name": op.op_name,
         "source": _source(op.source),
         "created_by_xla": op.created_by_xla,
+        "source_from": op.source_from,
         "roofline": _point(point),
     }
 
