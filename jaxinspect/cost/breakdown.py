@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxinspect.cost.fusionsplit import CostShare, split_fusion
@@ -18,6 +18,10 @@ from jaxinspect.cost.xlacost import UncostedError, XlaCost
 
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
+#: Why a loop without a proved trip count is flagged.
+UNKNOWN_TRIPS = "XLA proved no trip count: the body is counted once per run of the loop"
+#: ``HloInstr.loop_runs`` order: a while loop's body, then its condition.
+_ROLES = ("body", "condition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class OpCost:
     created_by_xla: bool = False
     #: The neighbour whose metadata it took, having none of its own (``cost/neighbours.py``).
     source_from: str | None = None
+    #: The while loops it runs in, outermost first: (loop instruction, "body" or "condition").
+    loops: tuple[tuple[str, str], ...] = ()
 
     @property
     def total(self) -> XlaCost | None:
@@ -62,6 +68,20 @@ class LoopInfo:
     trip_count: int | None
     runs: int
     source: SourceLocation | None
+    #: The loops it runs in, outermost first, as ``OpCost.loops``.
+    enclosing: tuple[tuple[str, str], ...] = ()
+    #: ``--assume-trips``: the trip count assumed for a loop XLA could not count.
+    assumed_trips: int | None = None
+    #: One trip: the body once and the condition once, inner loops at their trip counts
+    #: (``cost/loopcost.py``); ``None`` before it is computed.
+    per_trip: XlaCost | None = None
+    #: Some op of the loop is not counted (a custom call...): ``per_trip`` is a lower bound.
+    per_trip_lower_bound: bool = False
+
+    @property
+    def trips(self) -> int | None:
+        """The trip count counted with: proved, else assumed, else ``None`` (counted once)."""
+        return self.trip_count if self.trip_count is not None else self.assumed_trips
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +146,7 @@ def analyse_module(
     hlo = parse_module(text)
     frames = parse_frame_table(text)
     walker = _Walker(hlo, frames, client, user, split_fusions)
-    walker.walk(hlo.entry, 1)
+    walker.walk(hlo.entry, 1, ())
     partitions = re.search(r"\bnum_partitions=(\d+)", hlo.header)
     program = ProgramCost(
         tuple(walker.ops),
@@ -156,25 +176,28 @@ class _Walker:
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
 
-    def walk(self, comp: HloComputation, runs: int) -> None:
+    def walk(self, comp: HloComputation, runs: int, path: tuple[tuple[str, str], ...]) -> None:
         for instr in comp.instructions:
             if instr.opcode == "while":
-                self._loop(comp, instr, runs)
+                self._loop(comp, instr, runs, path)
             elif instr.opcode == "call" and instr.callee("to_apply"):
-                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs)
+                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs, path)
             elif instr.opcode != "parameter":
-                self.ops.append(self._op(comp, instr, runs))
+                self.ops.append(replace(self._op(comp, instr, runs), loops=path))
 
-    def _loop(self, comp: HloComputation, instr: HloInstr, runs: int) -> None:
+    def _loop(
+        self, comp: HloComputation, instr: HloInstr, runs: int, path: tuple[tuple[str, str], ...]
+    ) -> None:
         body, cond = str(instr.callee("body")), str(instr.callee("condition"))
         trips = instr.trip_count
         source = self._source(instr)
-        self.loops.append(LoopInfo(instr.name, comp.name, body, cond, trips, runs, source))
+        self.loops.append(
+            LoopInfo(instr.name, comp.name, body, cond, trips, runs, source, enclosing=path)
+        )
         if trips is None:
-            why = "XLA proved no trip count: the body is counted once per run of the loop"
-            self._flag("unknown-trip-count", instr, comp, why)
-        for callee, executions in instr.loop_runs(runs):
-            self.walk(self.hlo.computation(callee), executions)
+            self._flag("unknown-trip-count", instr, comp, UNKNOWN_TRIPS)
+        for (callee, executions), role in zip(instr.loop_runs(runs), _ROLES, strict=True):
+            self.walk(self.hlo.computation(callee), executions, (*path, (instr.name, role)))
 
     def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
         per_run = self._xla_cost(comp, instr)

@@ -14,6 +14,7 @@ from typing import Any
 from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import LoopInfo, OpCost
 from jaxinspect.cost.hlotext import HloText, parse_module
+from jaxinspect.cost.loopcost import TripAssumption
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile, profile_for_kind
 from jaxinspect.cost.sourcemap import parse_frame_table, shown_path
@@ -110,6 +111,7 @@ def build_report_data(
     profile: DeviceProfile | None,
     user: UserCode,
     measure_runs: int | None,
+    assume: tuple[TripAssumption, ...] = (),
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
 
@@ -138,7 +140,7 @@ def build_report_data(
     if profile is None and source.device_kind:  # a TPU slice: its chip's own roofs
         profile = profile_for_kind(source.device_kind)
         chosen_by = f"the compiled device ({source.device_kind})"
-    cost = build_cost_report(source, program, "flops", profile, user, op_times)
+    cost = build_cost_report(source, program, "flops", profile, user, op_times, assume)
     gaps: list[tuple[str, str]] = []
     memory = _try(
         lambda: build_memory_report(source, compiled, dumped, profile=profile, user=user),

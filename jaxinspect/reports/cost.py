@@ -13,11 +13,13 @@ from jaxinspect.cost.aggregate import (
     group_ops,
 )
 from jaxinspect.cost.breakdown import OpCost, ProgramCost
+from jaxinspect.cost.loopcost import AssumedTrips, TripAssumption, apply_assumptions, with_per_trip
 from jaxinspect.cost.memoryfit import MemoryFit, PeakEstimate, estimate_peak, fit_memory
 from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.profiles import DeviceProfile
 from jaxinspect.cost.rankcorr import spearman
 from jaxinspect.cost.roofline import RooflinePoint, roofline_point
+from jaxinspect.cost.xlacost import XlaCost
 from jaxinspect.reports.stages import CostSummary, InspectionReport, MemorySummary
 
 if TYPE_CHECKING:
@@ -96,6 +98,16 @@ class CostReport:
     flag_groups: tuple[FlagGroup, ...] = ()
     #: Measured time per op (``--measure``); ``None`` when not measured (reason in unavailable).
     measured: MeasuredCost | None = None
+    #: ``--assume-trips``: the loops counted with an assumed trip count (``program`` is then
+    #: an estimate, its ops' runs and every share taken of the assumed total).
+    assumed_trips: tuple[AssumedTrips, ...] = ()
+    #: The loop-aware totals without the assumptions (a lower bound); ``None`` without any.
+    proved: XlaCost | None = None
+
+    @property
+    def unknown_loops(self) -> tuple[str, ...]:
+        """Loops still counted once for want of a trip count: shares understate them."""
+        return tuple(loop.name for loop in self.program.loops if loop.trips is None)
 
     @property
     def xla(self) -> CostSummary | None:
@@ -142,11 +154,19 @@ def build_cost_report(
     profile: DeviceProfile | None,
     user_code: UserCode | None = None,
     op_times: OpTimes | None = None,
+    assume: tuple[TripAssumption, ...] = (),
 ) -> CostReport:
-    """Sort, group and place ``program`` on ``profile``'s roofline; join ``op_times``."""
+    """Apply the trip counts in ``assume``, sort, group and place ``program`` on
+    ``profile``'s roofline; join ``op_times``.
+
+    Raises:
+        UsageError: An assumption names no loop of the program, or one XLA counted.
+    """
+    proved = program.loop_aware
+    program, assumed = apply_assumptions(program, assume)
     measured = {} if op_times is None else op_times.seconds
     ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile, measured)))
-    program = ProgramCost(ops, program.loops, program.flags, program.partitions)
+    program = with_per_trip(ProgramCost(ops, program.loops, program.flags, program.partitions))
     op_points = tuple(_op_point(op, profile) for op in ops)
     peak = None if source.memory is None else estimate_peak(source.memory)
     fit = None
@@ -172,6 +192,8 @@ def build_cost_report(
         user_code=user_code,
         flag_groups=group_flags(program.flags),
         measured=None if op_times is None else _measured(ops, op_points, op_times),
+        assumed_trips=assumed,
+        proved=proved if assumed else None,
     )
 
 

@@ -27,6 +27,7 @@ from jaxinspect.cli.options import (
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
+    from jaxinspect.cost.loopcost import TripAssumption
     from jaxinspect.cost.profiles import DeviceProfile
     from jaxinspect.inputs.spec import Spec
     from jaxinspect.pipeline.timing.calls import SeriesProgress
@@ -114,6 +115,16 @@ def cost(
             "least) for a program slower than 0.5 s a run.",
         ),
     ] = None,
+    assume_trips: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assume-trips",
+            metavar="LOOP=N",
+            help="Count N trips of a while loop XLA could not count (LOOP: its name in the "
+            "loop table, or file.py:LINE), repeatable: totals and shares become an estimate, "
+            "labelled assumed.",
+        ),
+    ] = None,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -134,11 +145,12 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
+        assume = _assumptions(assume_trips)
         spec = load_cli_spec(
             shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
         )
         runs = (measure_runs, measure)
-        report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
+        report = _analyse(target, spec, backend, sort.value, profile, user_code, runs, assume)
         if output_format is OutputFormat.JSON:
             from jaxinspect.renderers.cost.jsondoc import render_cost_json
 
@@ -176,6 +188,7 @@ def _analyse(
     profile: "DeviceProfile | None",
     user_code: list[str] | None = None,
     runs: tuple[int | None, bool] = (None, False),
+    assume: "tuple[TripAssumption, ...]" = (),
 ) -> "CostReport":
     from rich.console import Console
 
@@ -197,4 +210,11 @@ def _analyse(
             source, program, op_times = cost_of_run(
                 source, artifacts, user, measure_runs, measure=measure, progress=_progress_line
             )
-    return build_cost_report(source, program, sort, profile, user, op_times)
+    return build_cost_report(source, program, sort, profile, user, op_times, assume)
+
+
+def _assumptions(values: list[str] | None) -> "tuple[TripAssumption, ...]":
+    """``--assume-trips`` values, checked before anything is compiled."""
+    from jaxinspect.cost.loopcost import parse_assumption
+
+    return tuple(parse_assumption(v) for v in values or ())

@@ -45,6 +45,16 @@ def report(
         bool,
         typer.Option("--measure", help="Time each op under JAX's profiler (sizes the graph)."),
     ] = False,
+    assume_trips: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assume-trips",
+            metavar="LOOP=N",
+            help="Count N trips of a while loop XLA could not count (LOOP: its name in the "
+            "loop table, or file.py:LINE), repeatable: the figures become an estimate, "
+            "labelled assumed.",
+        ),
+    ] = None,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -56,6 +66,7 @@ def report(
     with errors_to_exit_codes(debug):
         from jaxinspect.atomicfile import write_atomically
         from jaxinspect.cli.outputs import is_stdout, output_path
+        from jaxinspect.cost.loopcost import parse_assumption
         from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
         from jaxinspect.cost.profiles import find_profile
         from jaxinspect.htmlreport.data import build_report_data
@@ -63,6 +74,7 @@ def report(
         from jaxinspect.inputs.target import load_target
 
         destination = output_path(out, "--out")
+        assume = tuple(parse_assumption(v) for v in assume_trips or ())
         profile = None if device is None else find_profile(device)
         spec = load_cli_spec(
             shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
@@ -77,6 +89,7 @@ def report(
                 profile=profile,
                 user=user,
                 measure_runs=20 if measure else None,
+                assume=assume,
             )
         html = render_html(data)
         if is_stdout(destination):

@@ -72,6 +72,11 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
             **(_xla(total) or {}),
             "lower_bound": summary.lower_bound,
             "not_counted": list(summary.not_counted),
+            "assumed": [
+                {"loop": a.loop, "trips": a.trips, "assumption": a.assumption}
+                for a in report.assumed_trips
+            ],
+            "proved": _xla(report.proved),
         },
         "counted_once": _xla(program.counted_once),
         "ops": [
@@ -255,6 +260,9 @@ def _loop(loop: LoopInfo) -> dict[str, Any]:
         "trip_count": loop.trip_count,
         "runs": loop.runs,
         "source": _source(loop.source),
+        "assumed_trips": loop.assumed_trips,
+        "per_trip": _xla(loop.per_trip),
+        "per_trip_lower_bound": loop.per_trip_lower_bound,
     }
 
 

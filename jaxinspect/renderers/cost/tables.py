@@ -28,9 +28,12 @@ def cost_table(title: str, columns: list[Col] | tuple[Col, ...]) -> FitTable:
     return FitTable(columns, title=title)
 
 
-def caption_rest(table: FitTable, count: int, top: int | None, hidden: int = 0) -> None:
-    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden)."""
-    notes = []
+def caption_rest(
+    table: FitTable, count: int, top: int | None, hidden: int = 0, note: str | None = None
+) -> None:
+    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden); ``note``
+    first, when the table's figures need one."""
+    notes = [] if note is None else [note]
     if top is not None and count > top:
         notes.append(f"… {count - top} more rows; --top 0 shows all.")
     if hidden:
