@@ -87,9 +87,9 @@ def _short_path(path: str) -> str:
 
 def _totals_table(report: CostReport) -> RenderableType:
     proved = report.proved  # the lower bound, beside the estimate, when trips are assumed
-    aware_title = "assumed trips (estimate)" if proved is not None else "loop-aware (jaxinspect)"
+    aware_title = "ASSUMED trips" if proved is not None else "loop-aware (jaxinspect)"
     columns = [Col("metric"), Col("XLA cost_analysis()", justify="right")]
-    columns += [Col("loop-aware, proved", justify="right")] if proved is not None else []
+    columns += [Col("lower bound", justify="right")] if proved is not None else []
     columns += [Col(aware_title, justify="right"), Col("per-op sum, loops once", justify="right")]
     table = cost_table("cost totals", columns)
     xla, aware, once = report.xla, report.program.loop_aware, report.program.counted_once
@@ -156,12 +156,12 @@ def _loops_table(report: CostReport) -> RenderableType:
     columns = [
         Col("loop"),
         Col("trip count", kind="prose", justify="right"),
-        Col("loop runs", justify="right", drop=3),
-        Col("flops / trip", justify="right"),
-        Col("bytes / trip", justify="right", drop=4),
+        Col("loop runs", justify="right", drop=5),
+        Col("flops/trip", justify="right"),
+        Col("bytes/trip", justify="right", drop=4),
     ]
-    columns += [Col("transc. / trip", justify="right", drop=5)] if transc else []
-    columns += [Col("body", drop=2), Col("source", kind="prose", drop=1)]
+    columns += [Col("transc./trip", justify="right", drop=5)] if transc else []
+    columns += [Col("body", drop=6), Col("source", kind="prose", drop=1, unwrap_over=5)]
     table = cost_table("while loops", columns)
     for loop in report.program.loops:
         if loop.trip_count is not None:

@@ -72,12 +72,12 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
             **(_xla(total) or {}),
             "lower_bound": summary.lower_bound,
             "not_counted": list(summary.not_counted),
-            "assumed": [
-                {"loop": a.loop, "trips": a.trips, "assumption": a.assumption}
-                for a in report.assumed_trips
-            ],
-            "proved": _xla(report.proved),
         },
+        "assumed_trips": [
+            {"loop": a.loop, "trips": a.trips, "assumption": a.assumption}
+            for a in report.assumed_trips
+        ],
+        "proved": _xla(report.proved),
         "counted_once": _xla(program.counted_once),
         "ops": [
             {
