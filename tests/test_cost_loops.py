@@ -10,10 +10,15 @@ from typing import Any
 
 import jsonschema
 import pytest
+from test_render import make_report
 
 from conftest import ROOT, SAMPLES
+from jaxinspect.cost.breakdown import OpCost, ProgramCost
 from jaxinspect.cost.loopcost import parse_assumption
+from jaxinspect.cost.profiles import find_profile
+from jaxinspect.cost.xlacost import XlaCost
 from jaxinspect.errors import UsageError
+from jaxinspect.reports.cost import build_cost_report
 
 COST_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/cost.schema.json").read_text())
 
@@ -147,3 +152,47 @@ def test_the_report_headline_is_loop_aware_and_says_so(run_cli, tmp_path, solve)
     text = assumed.read_text()
     assert _cards(text)["FLOPs (assumed trips)"] == "21.5 M"
     assert "Trip counts ASSUMED with --assume-trips" in text and "40 (ASSUMED)" in text
+
+
+def _op(name: str, dtype: str, flops: float, bytes_accessed: float) -> OpCost:
+    return OpCost(
+        name=name,
+        computation="main",
+        opcode="dot",
+        shape=f"{dtype}[1024,1024]",
+        dtype=dtype,
+        fusion_kind=None,
+        fused_ops=(),
+        custom_call_target=None,
+        runs=1,
+        per_run=XlaCost(flops, 0.0, bytes_accessed),
+        input_bytes=0,
+        output_bytes=0,
+        op_name=None,
+        source=None,
+    )
+
+
+def test_the_sum_of_per_op_bounds_never_falls_below_the_program_s() -> None:
+    # Issue #26, finding 12: an f32 op does most of the FLOPs (the program's ceiling is f32's)
+    # beside a compute-bound bf16 op nearly as large; with the f32 peak for all the FLOPs the
+    # program's bound came out above the sum of the ops' own bounds.
+    ops = (_op("f32_dot", "f32", 6e10, 1e6), _op("bf16_dot", "bf16", 5e10, 1e6))
+    report = build_cost_report(
+        make_report(), ProgramCost(ops, (), ()), "flops", find_profile("h100")
+    )
+    program = report.program_roofline
+    assert program is not None and program.peak_dtype == "f32"
+    assert report.roofline_sum_s is not None and report.roofline_sum_s >= program.time_s
+    peak = dict(find_profile("h100").peak_flops)
+    assert program.time_s == pytest.approx(6e10 / peak["f32"] + 5e10 / peak["bf16"])
+
+
+def test_a_custom_call_s_sentinel_is_reconciled_on_cpu(run_cli) -> None:
+    cholesky = (f"{SAMPLES / 'cholesky.py'}:factor", "-s", SAMPLES / "cholesky.yaml")
+    found = _cost(run_cli, *cholesky)["cost"]["reconciliation"]
+    # XLA adds LAPACK's -1 "unknown" into cost_analysis(); the per-op sum leaves the call out.
+    assert found["backend_model"] == {"flops": 0, "transcendentals": 0, "bytes_accessed": 0}
+    assert found["one_by_one"]["flops"] == -1 and found["not_counted"] == 1
+    mlp = (f"{SAMPLES / 'mlp.py'}:predict", "-s", SAMPLES / "mlp.yaml")
+    assert _cost(run_cli, *mlp)["cost"]["reconciliation"] is None  # they agree

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from jaxinspect import jaxapi
 from jaxinspect.cost.breakdown import ProgramCost, analyse_module
 from jaxinspect.cost.ownership import UserCode, library_prefixes
-from jaxinspect.reports.stages import InspectionReport, LoopAwareCost
+from jaxinspect.reports.stages import CostSummary, InspectionReport, LoopAwareCost
 
 if TYPE_CHECKING:
     from jaxinspect.cost.profiled import OpTimes
@@ -38,6 +38,38 @@ def analyse_compiled(
     client = jaxapi.executable_client(compiled)
     user = UserCode((), library_prefixes()) if user is None else user
     return analyse_module(text, client, user, split_fusions=split_fusions)[0]
+
+
+def reconcile_compiled(
+    compiled: Any, summary: CostSummary | None, program: ProgramCost
+) -> ProgramCost:
+    """``program`` with the causes of its difference from JAX's figures, where it differs.
+
+    Costs the whole module once more with XLA's generic analysis, only then (a TPU topology's
+    module, or a custom call's sentinel added into JAX's figures).
+    """
+    from jaxinspect.cost.reconcile import reconcile
+    from jaxinspect.cost.xlacost import XlaCost
+
+    if summary is None or None in (
+        summary.flops,
+        summary.transcendentals,
+        summary.bytes_accessed,
+    ):
+        return program
+    backend = XlaCost(
+        float(summary.flops or 0.0),
+        float(summary.transcendentals or 0.0),
+        float(summary.bytes_accessed or 0.0),
+    )
+    if backend == program.counted_once:
+        return program
+    module = jaxapi.optimized_hlo_module(compiled, "the per-op cost reconciliation")
+    text = jaxapi.hlo_module_text(
+        module, large_constants=True, metadata=False, control_dependencies=False
+    )
+    found = reconcile(backend, program, jaxapi.executable_client(compiled), text)
+    return replace(program, reconciliation=found)
 
 
 def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:
@@ -72,6 +104,7 @@ def cost_of_run(
     program = analyse_compiled(artifacts.compiled, user=user)
     reasons = [r for r in source.unavailable if r[0] != "cost"]
     summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    program = reconcile_compiled(artifacts.compiled, summary, program)
     op_times = None
     if measure_runs is not None or measure:
         op_times = measure_program(artifacts, measure_runs, reasons, progress)

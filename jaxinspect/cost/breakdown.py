@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxinspect.cost.fusionsplit import CostShare, split_fusion
 from jaxinspect.cost.hlotext import HloComputation, HloInstr, HloText, parse_module
@@ -15,6 +15,9 @@ from jaxinspect.cost.ownership import UserCode
 from jaxinspect.cost.shapes import element_type, shape_bytes
 from jaxinspect.cost.sourcemap import FrameTable, SourceLocation, parse_frame_table
 from jaxinspect.cost.xlacost import UncostedError, XlaCost
+
+if TYPE_CHECKING:
+    from jaxinspect.cost.reconcile import CostReconciliation
 
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
@@ -106,6 +109,9 @@ class ProgramCost:
     flags: tuple[CostFlag, ...]
     #: SPMD partitions of the module: above 1, every figure is per device, not global.
     partitions: int = 1
+    #: Why ``counted_once`` differs from the backend's ``cost_analysis()``; ``None`` when
+    #: they agree or it was not asked (``cost/reconcile.py``).
+    reconciliation: CostReconciliation | None = None
 
     @property
     def loop_aware(self) -> XlaCost:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from jaxinspect.cost.aggregate import (
@@ -166,7 +166,7 @@ def build_cost_report(
     program, assumed = apply_assumptions(program, assume)
     measured = {} if op_times is None else op_times.seconds
     ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile, measured)))
-    program = with_per_trip(ProgramCost(ops, program.loops, program.flags, program.partitions))
+    program = with_per_trip(replace(program, ops=ops))
     op_points = tuple(_op_point(op, profile) for op in ops)
     peak = None if source.memory is None else estimate_peak(source.memory)
     fit = None
@@ -250,11 +250,25 @@ def _program_point(program: ProgramCost, profile: DeviceProfile | None) -> Roofl
     if profile is None:
         return None
     counted = [op for op in program.ops if op.total is not None]
-    # The element type doing most of the FLOPs picks the compute ceiling.
+    # The element type doing most of the FLOPs picks the ceiling the program is drawn under.
     heaviest = max(counted, key=lambda op: op.total.flops if op.total else 0.0, default=None)
     total = program.loop_aware
     dtype = None if heaviest is None else heaviest.dtype
-    return roofline_point(total.flops, total.bytes_accessed, dtype, profile)
+    point = roofline_point(total.flops, total.bytes_accessed, dtype, profile)
+    # Each op's FLOPs at its own element type's peak, as the per-op bounds take them: the
+    # program's compute time is then their sum, and the sum of per-op bounds (each the larger
+    # of its compute and memory time) can never come out below the program's bound. With the
+    # heaviest type's peak alone, bf16 ops beside an f32 one made it do so.
+    compute_s = sum(
+        op.total.flops / profile.peak_for(op.dtype)[0] for op in counted if op.total is not None
+    )
+    memory_s = total.bytes_accessed / profile.bandwidth_bytes_s
+    bound = point.bound if point.bound == "none" else _bound(compute_s, memory_s)
+    return replace(point, time_s=max(compute_s, memory_s), bound=bound)
+
+
+def _bound(compute_s: float, memory_s: float) -> str:
+    return "compute" if compute_s >= memory_s else "memory"
 
 
 def _sort_value(

@@ -16,6 +16,7 @@ from jaxinspect.renderers.cost.tables import (
     first_names,
     fusion_table,
     memory_table,
+    reconciliation_table,
     roofline_table,
     shape_label,
     source_label,
@@ -53,6 +54,7 @@ def render_cost(
             "not counted" group (None: all).
     """
     parts: list[RenderableType | None] = [_header(report), _totals_table(report)]
+    parts.append(reconciliation_table(report))
     if report.flag_groups:
         parts.append(_flags_table(report, top, detail_top))
     if report.program.loops:

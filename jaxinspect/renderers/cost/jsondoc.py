@@ -78,6 +78,7 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
             for a in report.assumed_trips
         ],
         "proved": _xla(report.proved),
+        "reconciliation": _reconciliation(report),
         "counted_once": _xla(program.counted_once),
         "ops": [
             {
@@ -263,6 +264,21 @@ def _loop(loop: LoopInfo) -> dict[str, Any]:
         "assumed_trips": loop.assumed_trips,
         "per_trip": _xla(loop.per_trip),
         "per_trip_lower_bound": loop.per_trip_lower_bound,
+    }
+
+
+def _reconciliation(report: CostReport) -> dict[str, Any] | None:
+    found = report.program.reconciliation
+    if found is None:
+        return None
+    return {
+        "cost_analysis": _xla(found.backend),
+        "generic_module": _xla(found.generic_module),
+        "backend_model": _xla(found.backend_model),
+        "one_by_one": _xla(found.one_by_one),
+        "counted_once": _xla(found.counted_once),
+        "not_counted": found.not_counted,
+        "not_counted_io_bytes": found.not_counted_io_bytes,
     }
 
 
