@@ -67,6 +67,17 @@ TimeoutOpt = Annotated[
         help="Stop the run after this many seconds (exit 124, as GNU timeout); default: no bound.",
     ),
 ]
+#: ``cost`` and ``report``: trip counts for loops XLA could not count (``cost/loopcost.py``).
+AssumeTripsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--assume-trips",
+        metavar="LOOP=N",
+        help="Count N trips of a while loop XLA could not count (LOOP: its name in the "
+        "loop table, or file.py:LINE), repeatable: totals and shares become an estimate, "
+        "labelled assumed.",
+    ),
+]
 MaxInputBytesOpt = Annotated[
     int, typer.Option(min=0, help="Refuse to generate inputs larger than this many bytes.")
 ]

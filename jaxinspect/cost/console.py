@@ -15,6 +15,7 @@ from jaxinspect.cost.tables import (
     first_names,
     fusion_table,
     memory_table,
+    reconciliation_table,
     roofline_table,
 )
 from jaxinspect.renderers.collectives import collectives_table
@@ -26,6 +27,7 @@ from jaxinspect.stages.console import run_header
 if TYPE_CHECKING:
     from jaxinspect.cost.report import CostReport
     from jaxinspect.xla.aggregate import CostGroup
+    from jaxinspect.xla.breakdown import LoopInfo
     from jaxinspect.xla.roofline import RooflinePoint
     from jaxinspect.xla.xlacost import XlaCost
 
@@ -51,6 +53,7 @@ def render_cost(
             "not counted" group (None: all).
     """
     parts: list[RenderableType | None] = [_header(report), _totals_table(report)]
+    parts.append(reconciliation_table(report))
     if report.flag_groups:
         parts.append(_flags_table(report, top, detail_top))
     if report.program.loops:
@@ -84,38 +87,37 @@ def _short_path(path: str) -> str:
 
 
 def _totals_table(report: CostReport) -> RenderableType:
-    table = cost_table(
-        "cost totals",
-        [
-            Col("metric"),
-            Col("XLA cost_analysis()", justify="right"),
-            Col("loop-aware (jaxinspect)", justify="right"),
-            Col("per-op sum, loops once", justify="right"),
-        ],
-    )
+    proved = report.proved  # the lower bound, beside the estimate, when trips are assumed
+    aware_title = "ASSUMED trips" if proved is not None else "loop-aware (jaxinspect)"
+    columns = [Col("metric"), Col("XLA cost_analysis()", justify="right")]
+    columns += [Col("lower bound", justify="right")] if proved is not None else []
+    columns += [Col(aware_title, justify="right"), Col("per-op sum, loops once", justify="right")]
+    table = cost_table("cost totals", columns)
     xla, aware, once = report.xla, report.program.loop_aware, report.program.counted_once
     rows = [
-        ("flops", None if xla is None else xla.flops, aware.flops, once.flops, format_count),
+        ("flops", None if xla is None else xla.flops, "flops", format_count),
         (
             "transcendentals",
             None if xla is None else xla.transcendentals,
-            aware.transcendentals,
-            once.transcendentals,
+            "transcendentals",
             format_count,
         ),
         (
             "bytes accessed",
             None if xla is None else xla.bytes_accessed,
-            aware.bytes_accessed,
-            once.bytes_accessed,
+            "bytes_accessed",
             format_bytes,
         ),
     ]
-    for label, raw, loop_aware, counted_once, human in rows:
-        table.add_row(
-            label, "n/a" if raw is None else human(raw), human(loop_aware), human(counted_once)
-        )
+    for label, raw, key, human in rows:
+        cells = [label, "n/a" if raw is None else human(raw)]
+        cells += [human(getattr(proved, key))] if proved is not None else []
+        cells += [human(getattr(aware, key)), human(getattr(once, key))]
+        table.add_row(*cells)
     notes = ["loop-aware: each while body x its known trip count (condition x trips+1)."]
+    if report.assumed_trips:
+        assumed = ", ".join(f"{a.loop} x {a.trips:,}" for a in report.assumed_trips)
+        notes.append(f"ASSUMED trip counts (--assume-trips): {assumed}; an estimate.")
     if report.program.partitions > 1:
         notes.append(
             f"PER DEVICE: the program is split into {report.program.partitions} partitions."
@@ -151,23 +153,61 @@ def _flags_table(report: CostReport, top: int | None, names: int | None) -> Rend
 
 
 def _loops_table(report: CostReport) -> RenderableType:
-    table = cost_table(
-        "while loops",
-        [
-            Col("loop"),
-            Col("trip count", kind="prose", justify="right"),
-            Col("loop runs", justify="right"),
-            Col("body", drop=2),
-            Col("source", kind="prose", drop=1),
-        ],
-    )
+    transc = any(loop.per_trip and loop.per_trip.transcendentals for loop in report.program.loops)
+    columns = [
+        Col("loop"),
+        Col("trip count", kind="prose", justify="right"),
+        Col("loop runs", justify="right", drop=5),
+        Col("flops/trip", justify="right"),
+        Col("bytes/trip", justify="right", drop=4),
+    ]
+    columns += [Col("transc./trip", justify="right", drop=5)] if transc else []
+    columns += [Col("body", drop=6), Col("source", kind="prose", drop=1, unwrap_over=5)]
+    table = cost_table("while loops", columns)
     for loop in report.program.loops:
-        trips = (
-            "unknown (counted once)" if loop.trip_count is None else format_count(loop.trip_count)
-        )
+        if loop.trip_count is not None:
+            trips = format_count(loop.trip_count)
+        elif loop.assumed_trips is not None:
+            trips = f"{format_count(loop.assumed_trips)} (ASSUMED)"
+        else:
+            trips = "unknown"
         where = "" if loop.source is None else f"{loop.source.label} ({loop.source.function})"
-        table.add_row(loop.name, trips, format_count(loop.runs), loop.body, where)
+        cells = [loop.name, trips, format_count(loop.runs), *_per_trip_cells(loop, transc)]
+        table.add_row(*cells, loop.body, where)
+    if report.unknown_loops:
+        table.caption = Text(
+            "unknown: no proved trip count, the loop counted once (one trip); totals are a "
+            "lower bound and shares understate it; --assume-trips LOOP=N counts N trips.",
+            style="yellow",
+        )
     return table
+
+
+def _per_trip_cells(loop: LoopInfo, transc: bool) -> list[str]:
+    """One trip's FLOPs, bytes (and transcendentals): "≥" when some op is not counted."""
+    cost = loop.per_trip
+    if cost is None:
+        return ["n/a", "n/a"] + (["n/a"] if transc else [])
+    bound = "≥ " if loop.per_trip_lower_bound else ""
+    cells = [bound + format_count(cost.flops), bound + format_bytes(cost.bytes_accessed)]
+    return cells + ([bound + format_count(cost.transcendentals)] if transc else [])
+
+
+def _basis(report: CostReport) -> str:
+    return "loop-aware, ASSUMED trips" if report.assumed_trips else "loop-aware"
+
+
+def _shares_caption(report: CostReport) -> str | None:
+    """Under the ops and group tables: what the % column is a share of."""
+    if report.assumed_trips:
+        return "%: shares of the estimate with the assumed trip counts."
+    if report.unknown_loops:
+        loops = ", ".join(report.unknown_loops)
+        return (
+            f"%: shares of a LOWER BOUND: {loops} ran an unknown number of trips, counted "
+            "once; --assume-trips LOOP=N gives shares of an estimate."
+        )
+    return None
 
 
 def _ops_table(report: CostReport, top: int | None) -> RenderableType:
@@ -204,7 +244,7 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
             Col("bound", drop=4),
             Col("time ≥", justify="right", drop=4),
         ]
-    table = cost_table(f"ops by {report.sort} (loop-aware)", columns)
+    table = cost_table(f"ops by {report.sort} ({_basis(report)})", columns)
     whole = report.program.loop_aware.flops
     points = dict(zip(report.program.ops, report.op_roofline, strict=True))
     times = (
@@ -233,7 +273,7 @@ def _ops_table(report: CostReport, top: int | None) -> RenderableType:
             cells += _roofline_cells(points[op])
         table.add_row(*cells)
     hidden = len(report.program.ops) - len(rows)
-    caption_rest(table, len(rows), top, hidden)
+    caption_rest(table, len(rows), top, hidden, _shares_caption(report))
     return table
 
 
@@ -329,7 +369,7 @@ def _group_table(
         Col("transc.", justify="right", drop=4),
         Col("opcodes", kind="prose", drop=1),
     ]
-    table = cost_table(f"cost by {by} (loop-aware)", columns)
+    table = cost_table(f"cost by {by} ({_basis(report)})", columns)
     whole = report.program.loop_aware.flops
     for group in groups[:top]:
         share = f"{100 * group.flops / whole:.1f}" if whole else ""
@@ -346,5 +386,5 @@ def _group_table(
             opcodes,
         ]
         table.add_row(*cells)
-    caption_rest(table, len(groups), top)
+    caption_rest(table, len(groups), top, note=_shares_caption(report))
     return table

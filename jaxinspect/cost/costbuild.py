@@ -6,9 +6,11 @@ renderers format it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.cost.loopcost import TripAssumption, apply_assumptions, with_per_trip
 from jaxinspect.cost.rankcorr import spearman
 from jaxinspect.cost.report import CostReport, MeasuredCost, OpRow
 from jaxinspect.pipeline.opcost import loop_aware_summary
@@ -34,11 +36,19 @@ def build_cost_report(
     profile: DeviceProfile | None,
     user_code: UserCode | None = None,
     op_times: OpTimes | None = None,
+    assume: tuple[TripAssumption, ...] = (),
 ) -> CostReport:
-    """Sort, group and place ``program`` on ``profile``'s roofline; join ``op_times``."""
+    """Apply the trip counts in ``assume``, sort, group and place ``program`` on
+    ``profile``'s roofline; join ``op_times``.
+
+    Raises:
+        UsageError: An assumption names no loop of the program, or one XLA counted.
+    """
+    proved = program.loop_aware
+    program, assumed = apply_assumptions(program, assume)
     measured = {} if op_times is None else op_times.seconds
     ops = tuple(sorted(program.ops, key=lambda op: _sort_value(op, sort, profile, measured)))
-    program = ProgramCost(ops, program.loops, program.flags, program.partitions)
+    program = with_per_trip(replace(program, ops=ops))
     op_points = tuple(_op_point(op, profile) for op in ops)
     peak = None if source.memory is None else estimate_peak(source.memory)
     fit = None
@@ -67,6 +77,8 @@ def build_cost_report(
         measured=measured_cost,
         loop_aware=loop_aware_summary(program),
         rows=_rows(program, op_points, measured_cost),
+        assumed_trips=assumed,
+        proved=proved if assumed else None,
     )
 
 
@@ -173,11 +185,25 @@ def _program_point(program: ProgramCost, profile: DeviceProfile | None) -> Roofl
     if profile is None:
         return None
     counted = [op for op in program.ops if op.total is not None]
-    # The element type doing most of the FLOPs picks the compute ceiling.
+    # The element type doing most of the FLOPs picks the ceiling the program is drawn under.
     heaviest = max(counted, key=lambda op: op.total.flops if op.total else 0.0, default=None)
     total = program.loop_aware
     dtype = None if heaviest is None else heaviest.dtype
-    return roofline_point(total.flops, total.bytes_accessed, dtype, profile)
+    point = roofline_point(total.flops, total.bytes_accessed, dtype, profile)
+    # Each op's FLOPs at its own element type's peak, as the per-op bounds take them: the
+    # program's compute time is then their sum, and the sum of per-op bounds (each the larger
+    # of its compute and memory time) can never come out below the program's bound. With the
+    # heaviest type's peak alone, bf16 ops beside an f32 one made it do so.
+    compute_s = sum(
+        op.total.flops / profile.peak_for(op.dtype)[0] for op in counted if op.total is not None
+    )
+    memory_s = total.bytes_accessed / profile.bandwidth_bytes_s
+    bound = point.bound if point.bound == "none" else _bound(compute_s, memory_s)
+    return replace(point, time_s=max(compute_s, memory_s), bound=bound)
+
+
+def _bound(compute_s: float, memory_s: float) -> str:
+    return "compute" if compute_s >= memory_s else "memory"
 
 
 def _sort_value(

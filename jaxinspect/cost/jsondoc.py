@@ -59,6 +59,9 @@ def _cost_sections(report: CostReport) -> dict[str, Any]:
     program = report.program
     return {
         "loop_aware": encode(report.loop_aware),
+        "assumed_trips": encode(report.assumed_trips),
+        "proved": encode(report.proved),
+        "reconciliation": encode(program.reconciliation),
         "counted_once": encode(program.counted_once),
         "ops": encode(report.rows),
         "measured": encode(report.measured),

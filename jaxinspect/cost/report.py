@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from jaxinspect.base.inspection import CostSummary, InspectionReport, LoopAwareCost, MemorySummary
+from jaxinspect.cost.loopcost import AssumedTrips
 from jaxinspect.jsonfields import js
 from jaxinspect.stages.memoryfit import MemoryFit, PeakEstimate
 from jaxinspect.xla.aggregate import CostGroup, FlagGroup
@@ -13,6 +14,7 @@ from jaxinspect.xla.breakdown import OpCost, ProgramCost
 from jaxinspect.xla.ownership import UserCode
 from jaxinspect.xla.profiles import DeviceProfile
 from jaxinspect.xla.roofline import RooflinePoint
+from jaxinspect.xla.xlacost import XlaCost
 
 #: ``--sort`` keys: how per-op rows are ordered (``measured`` needs ``--measure``).
 SORT_KEYS = ("flops", "bytes", "transcendentals", "time", "measured")
@@ -130,6 +132,16 @@ class CostReport:
     loop_aware: LoopAwareCost | None = None
     #: One row per op of ``program.ops``, in order, as the JSON document writes them.
     rows: tuple[OpRow, ...] = ()
+    #: ``--assume-trips``: the loops counted with an assumed trip count (``program`` is then
+    #: an estimate, its ops' runs and every share taken of the assumed total).
+    assumed_trips: tuple[AssumedTrips, ...] = ()
+    #: The loop-aware totals without the assumptions (a lower bound); ``None`` without any.
+    proved: XlaCost | None = None
+
+    @property
+    def unknown_loops(self) -> tuple[str, ...]:
+        """Loops still counted once for want of a trip count: shares understate them."""
+        return tuple(loop.name for loop in self.program.loops if loop.trips is None)
 
     @property
     def xla(self) -> CostSummary | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from jaxinspect.base.inspection import InspectionReport
 from jaxinspect.pipeline import analyses as collect
-from jaxinspect.pipeline.opcost import analyse_compiled
+from jaxinspect.pipeline.opcost import analyse_compiled, reconcile_compiled
 from jaxinspect.xla.breakdown import ProgramCost
 from jaxinspect.xla.ownership import UserCode
 
@@ -36,6 +36,7 @@ def cost_of_run(
     program = analyse_compiled(artifacts.compiled, user=user)
     reasons = [r for r in source.unavailable if r[0] != "cost"]
     summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    program = reconcile_compiled(artifacts.compiled, summary, program)
     op_times = None
     if measure_runs is not None or measure:
         op_times = measure_program(artifacts, measure_runs, reasons, progress)

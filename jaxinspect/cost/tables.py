@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -27,9 +28,12 @@ def cost_table(title: str, columns: list[Col] | tuple[Col, ...]) -> FitTable:
     return FitTable(columns, title=title)
 
 
-def caption_rest(table: FitTable, count: int, top: int | None, hidden: int = 0) -> None:
-    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden)."""
-    notes = []
+def caption_rest(
+    table: FitTable, count: int, top: int | None, hidden: int = 0, note: str | None = None
+) -> None:
+    """Say how many rows ``top`` left out (and how many zero-cost ones were hidden); ``note``
+    first, when the table's figures need one."""
+    notes = [] if note is None else [note]
     if top is not None and count > top:
         notes.append(f"… {count - top} more rows; --top 0 shows all.")
     if hidden:
@@ -115,6 +119,55 @@ def data_movement_table(report: CostReport, top: int | None) -> RenderableType |
         )
     caption_rest(table, len(ops), top)
     return table
+
+
+def reconciliation_table(report: CostReport) -> RenderableType | None:
+    """Why the per-op sum (every op once) differs from ``cost_analysis()``, cause by cause."""
+    found = report.program.reconciliation
+    if found is None:
+        return None
+    table = cost_table(
+        "per-op sum against XLA's cost_analysis()",
+        [
+            Col("metric"),
+            Col("cost_analysis()", justify="right"),
+            Col("backend's model", justify="right"),
+            Col("one by one", justify="right"),
+            Col("per-op sum", justify="right"),
+        ],
+    )
+    model, alone = found.backend_model, found.one_by_one
+    for label, key, human in _RECONCILED:
+        table.add_row(
+            label,
+            human(getattr(found.backend, key)),
+            "n/a" if model is None else _signed(-getattr(model, key), human),
+            "n/a" if alone is None else _signed(-getattr(alone, key), human),
+            human(getattr(found.counted_once, key)),
+        )
+    table.caption = (
+        "backend's model: cost_analysis() less XLA's generic HloCostAnalysis of the whole "
+        "module, the model of the per-op figures (a TPU topology's are costed through the CPU "
+        "client). one by one: the whole module less the per-op sum: "
+        f"{found.not_counted} op(s) not counted (operands and outputs "
+        f"{format_bytes(found.not_counted_io_bytes)}; XLA adds -1 for each into a module) and "
+        "instructions whose figure alone differs from theirs in the module."
+    )
+    return table
+
+
+_RECONCILED = (
+    ("flops", "flops", format_count),
+    ("transcendentals", "transcendentals", format_count),
+    ("bytes accessed", "bytes_accessed", format_bytes),
+)
+
+
+def _signed(value: float, human: Callable[[float], str]) -> str:
+    """``+1.2 MiB``, ``-8``, ``0``: a step from one column to the next."""
+    if not value:
+        return "0"
+    return ("+" if value > 0 else "-") + human(abs(value))
 
 
 def roofline_table(report: CostReport) -> RenderableType | None:

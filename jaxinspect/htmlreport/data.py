@@ -13,6 +13,7 @@ from typing import Any
 
 from jaxinspect import jaxapi
 from jaxinspect.base.inspection import InspectionReport
+from jaxinspect.cost.loopcost import TripAssumption
 from jaxinspect.cost.report import CostReport
 from jaxinspect.htmlreport.graph import Graph, entry_graph
 from jaxinspect.htmlreport.sources import (
@@ -111,6 +112,7 @@ def build_report_data(
     user: UserCode,
     measure_runs: int | None,
     passes: bool = False,
+    assume: tuple[TripAssumption, ...] = (),
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
 
@@ -146,7 +148,7 @@ def build_report_data(
     if profile is None and source.device_kind:  # a TPU slice: its chip's own roofs
         profile = profile_for_kind(source.device_kind)
         chosen_by = f"the compiled device ({source.device_kind})"
-    cost = build_cost_report(source, program, "flops", profile, user, op_times)
+    cost = build_cost_report(source, program, "flops", profile, user, op_times, assume)
     gaps: list[tuple[str, str]] = []
     memory = _try(
         lambda: build_memory_report(source, compiled, dumped, profile=profile, user=user),

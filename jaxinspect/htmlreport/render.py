@@ -17,7 +17,14 @@ from jaxinspect.htmlreport.charts import histogram_svg, roofline_svg, timeline_s
 from jaxinspect.htmlreport.data import ReportData
 from jaxinspect.htmlreport.embed import embedded_json
 from jaxinspect.htmlreport.graphpage import graph_section
-from jaxinspect.htmlreport.tables import Cell, line_table, op_table, peak_table, sortable_table
+from jaxinspect.htmlreport.tables import (
+    Cell,
+    line_table,
+    loop_table,
+    op_table,
+    peak_table,
+    sortable_table,
+)
 from jaxinspect.renderers.units import format_bytes, format_count, format_seconds
 
 _ASSETS = Path(__file__).with_name("assets")
@@ -86,15 +93,11 @@ def _header(data: ReportData) -> str:
 
 def _summary(data: ReportData) -> str:
     src = data.source
-    cost, memory, t = src.cost, src.memory, src.timings
+    memory, t = src.memory, src.timings
+    flops, moved = _headline_cost(data)
     cards = [
-        ("FLOPs", "—" if cost is None or cost.flops is None else format_count(cost.flops)),
-        (
-            "bytes accessed",
-            "—"
-            if cost is None or cost.bytes_accessed is None
-            else format_bytes(cost.bytes_accessed),
-        ),
+        flops,
+        moved,
         (
             "peak memory",
             "—"
@@ -114,7 +117,8 @@ def _summary(data: ReportData) -> str:
         f'<div class="card"><div class="v">{escape(v)}</div><div class="k">{escape(k)}</div></div>'
         for k, v in cards
     )
-    html += '</div><p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
+    html += f'</div><p class="note">{escape(_cost_note(data))}</p>'
+    html += '<p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
     notes = [f"{path}: {why}" for path, why in (*src.unavailable, *data.unavailable)]
     if notes:
         html += "<details><summary>Values not available, and why</summary><ul>"
@@ -122,11 +126,49 @@ def _summary(data: ReportData) -> str:
     return html
 
 
+def _headline_cost(data: ReportData) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The FLOPs and bytes cards: jaxinspect's loop-aware totals (each loop body times its
+    trip count), labelled; XLA's count-loops-once figures are in the note under them."""
+    cost = data.cost
+    total = cost.program.loop_aware
+    label = "assumed trips" if cost.assumed_trips else "loop-aware"
+    prefix = "≥ " if cost.program.lower_bound else ""
+    return (
+        (f"FLOPs ({label})", prefix + format_count(total.flops)),
+        (f"bytes accessed ({label})", prefix + format_bytes(total.bytes_accessed)),
+    )
+
+
+def _cost_note(data: ReportData) -> str:
+    """What the FLOPs and bytes cards count, and XLA's own figures beside them."""
+    cost, xla = data.cost, data.source.cost
+    notes = ["Loop-aware: each while-loop body counted as often as it runs (its trip count)."]
+    if cost.assumed_trips:
+        assumed = ", ".join(f"{a.loop} × {a.trips:,}" for a in cost.assumed_trips)
+        notes.append(f"Trip counts ASSUMED with --assume-trips: {assumed}; an estimate.")
+    if cost.program.lower_bound:
+        notes.append("≥: a lower bound, some work is not counted (see the cost section).")
+    if xla is not None and xla.flops is not None and xla.bytes_accessed is not None:
+        notes.append(
+            f"XLA's cost_analysis() counts each loop body once: {format_count(xla.flops)} "
+            f"FLOPs, {format_bytes(xla.bytes_accessed)} accessed."
+        )
+    return " ".join(notes)
+
+
 def _cost_tables(data: ReportData) -> str:
     cost = data.cost
     measured = cost.measured
     html = op_table(cost)
     html += "<h3>By source line</h3>" + line_table(cost)
+    if cost.program.loops:
+        html += "<h3>While loops</h3>" + loop_table(cost)
+        if cost.unknown_loops:
+            html += (
+                '<p class="note">A loop of unknown trip count is counted once (one trip): '
+                "the totals are a lower bound and its share is understated; "
+                "<code>--assume-trips LOOP=N</code> counts N trips.</p>"
+            )
     if measured is not None:
         agreement = ", ".join(
             f"{name} {'n/a' if rho is None else f'{rho:.2f}'}" for name, rho in measured.agreement

@@ -140,6 +140,36 @@ def line_table(cost: CostReport) -> str:
     return sortable_table(head, rows, "lines")
 
 
+def loop_table(cost: CostReport) -> str:
+    """Each while loop: its trip count (proved, ASSUMED, or unknown) and the cost of one trip."""
+    rows = []
+    for loop in cost.program.loops:
+        if loop.trip_count is not None:
+            trips = Cell(format_count(loop.trip_count), loop.trip_count)
+        elif loop.assumed_trips is not None:
+            trips = Cell(f"{format_count(loop.assumed_trips)} (ASSUMED)", loop.assumed_trips)
+        else:
+            trips = Cell("unknown (counted once)", None)
+        per_trip = loop.per_trip
+        bound = "≥ " if loop.per_trip_lower_bound else ""
+        source = source_label(loop.source, created_by_xla=False)
+        cells = [
+            folded(loop.name),
+            trips,
+            Cell(str(loop.runs), loop.runs),
+            Cell("—", None)
+            if per_trip is None
+            else Cell(bound + format_count(per_trip.flops), per_trip.flops),
+            Cell("—", None)
+            if per_trip is None
+            else Cell(bound + format_bytes(per_trip.bytes_accessed), per_trip.bytes_accessed),
+            Cell(source, source, wrap=True),
+        ]
+        rows.append((loop.name, cells))
+    head = ["loop", "trip count", "loop runs", "FLOPs / trip", "bytes / trip", "source"]
+    return sortable_table(head, rows, "loops")
+
+
 def peak_table(peak: MemoryPeak) -> str:
     """The buffers live at the peak; a parameter named by its argument (``params['w1']``),
     as the graph and ``jaxinspect memory`` name it, with its instruction on hover."""

@@ -1,13 +1,17 @@
-"""Entry points: a ``Compiled`` -> its per-op ``ProgramCost`` and loop-aware totals."""
+"""Entry points: a ``Compiled`` -> its per-op ``ProgramCost``, loop-aware totals, and how its
+per-op sum reconciles with JAX's ``cost_analysis()``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from jaxinspect import jaxapi
-from jaxinspect.base.inspection import LoopAwareCost
-from jaxinspect.xla.breakdown import ProgramCost, analyse_module
+from jaxinspect.base.inspection import CostSummary, LoopAwareCost
+from jaxinspect.xla.breakdown import LOWER_BOUND_KINDS, ProgramCost, analyse_module
 from jaxinspect.xla.ownership import UserCode, library_prefixes
+from jaxinspect.xla.reconcile import CostReconciliation
+from jaxinspect.xla.xlacost import UncostedError, XlaCost, module_cost
 
 
 def analyse_compiled(
@@ -27,6 +31,70 @@ def analyse_compiled(
     client = jaxapi.executable_client(compiled)
     user = UserCode((), library_prefixes()) if user is None else user
     return analyse_module(text, client, user, split_fusions=split_fusions)[0]
+
+
+def reconcile_compiled(
+    compiled: Any, summary: CostSummary | None, program: ProgramCost
+) -> ProgramCost:
+    """``program`` with the causes of its difference from JAX's figures, where it differs.
+
+    Costs the whole module once more with XLA's generic analysis, only then (a TPU topology's
+    module, or a custom call's sentinel added into JAX's figures).
+    """
+    if summary is None or None in (
+        summary.flops,
+        summary.transcendentals,
+        summary.bytes_accessed,
+    ):
+        return program
+    backend = XlaCost(
+        float(summary.flops or 0.0),
+        float(summary.transcendentals or 0.0),
+        float(summary.bytes_accessed or 0.0),
+    )
+    if backend == program.counted_once:
+        return program
+    module = jaxapi.optimized_hlo_module(compiled, "the per-op cost reconciliation")
+    text = jaxapi.hlo_module_text(
+        module, large_constants=True, metadata=False, control_dependencies=False
+    )
+    found = _reconcile(backend, program, jaxapi.executable_client(compiled), text)
+    return replace(program, reconciliation=found)
+
+
+def _reconcile(
+    backend: XlaCost, program: ProgramCost, client: Any, text: str
+) -> CostReconciliation | None:
+    """The parts of the difference (``xla/reconcile.py`` says what they are), or ``None``
+    when the per-op sum equals ``backend``.
+
+    ``text``: the module as the per-op analysis read it; ``client``: the one it used.
+    """
+    once = program.counted_once
+    if _close(backend, once):
+        return None
+    try:
+        generic: XlaCost | None = module_cost(client, text)
+    except UncostedError:  # XLA's sentinel for the whole module: the split is unknown
+        generic = None
+    flagged = {f.instruction for f in program.flags if f.kind in LOWER_BOUND_KINDS}
+    uncounted = [op for op in program.ops if op.per_run is None and op.name in flagged]
+    return CostReconciliation(
+        backend=backend,
+        generic_module=generic,
+        counted_once=once,
+        not_counted=len(uncounted),
+        not_counted_io_bytes=sum(op.input_bytes + op.output_bytes for op in uncounted),
+    )
+
+
+def _close(a: XlaCost, b: XlaCost) -> bool:
+    pairs = (
+        (a.flops, b.flops),
+        (a.transcendentals, b.transcendentals),
+        (a.bytes_accessed, b.bytes_accessed),
+    )
+    return all(abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0) for x, y in pairs)
 
 
 def loop_aware_summary(program: ProgramCost) -> LoopAwareCost:

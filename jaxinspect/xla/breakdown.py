@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from jaxinspect.jsonfields import js
 from jaxinspect.xla.fusionsplit import CostShare, split_fusion
 from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, parse_module
+from jaxinspect.xla.neighbours import Metadata, NeighbourMetadata
 from jaxinspect.xla.opcache import OpCostCache
 from jaxinspect.xla.ownership import UserCode
 from jaxinspect.xla.shapes import element_type, shape_bytes
 from jaxinspect.xla.sourcemap import FrameTable, SourceLocation, parse_frame_table
 from jaxinspect.xla.xlacost import UncostedError, XlaCost
 
+if TYPE_CHECKING:
+    from jaxinspect.xla.reconcile import CostReconciliation
+
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
+#: Why a loop without a proved trip count is flagged.
+UNKNOWN_TRIPS = "XLA proved no trip count: the body is counted once per run of the loop"
+#: ``HloInstr.loop_runs`` order: a while loop's body, then its condition.
+_ROLES = ("body", "condition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +48,12 @@ class OpCost:
     source: SourceLocation | None
     #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
     shares: tuple[CostShare, ...] = field(default=(), metadata=js(omit=True))
-    #: No source metadata at all: XLA made the instruction (copies, backward convolutions).
+    #: No source metadata at all, nor a neighbour's: XLA made it (copies, backward convolutions).
     created_by_xla: bool = False
+    #: The neighbour whose metadata it took, having none of its own (``xla/neighbours.py``).
+    source_from: str | None = None
+    #: The while loops it runs in, outermost first: (loop instruction, "body" or "condition").
+    loops: tuple[tuple[str, str], ...] = field(default=(), metadata=js(omit=True))
 
     @property
     def total(self) -> XlaCost | None:
@@ -60,13 +72,27 @@ class LoopInfo:
     trip_count: int | None
     runs: int
     source: SourceLocation | None
+    #: The loops it runs in, outermost first, as ``OpCost.loops``.
+    enclosing: tuple[tuple[str, str], ...] = field(default=(), metadata=js(omit=True))
+    #: ``--assume-trips``: the trip count assumed for a loop XLA could not count.
+    assumed_trips: int | None = None
+    #: One trip: the body once and the condition once, inner loops at their trip counts
+    #: (``cost/loopcost.py``); ``None`` before it is computed.
+    per_trip: XlaCost | None = None
+    #: Some op of the loop is not counted (a custom call...): ``per_trip`` is a lower bound.
+    per_trip_lower_bound: bool = False
+
+    @property
+    def trips(self) -> int | None:
+        """The trip count counted with: proved, else assumed, else ``None`` (counted once)."""
+        return self.trip_count if self.trip_count is not None else self.assumed_trips
 
 
 @dataclass(frozen=True, slots=True)
 class CostFlag:
     """An instruction whose cost is not (fully) in the totals, and why."""
 
-    kind: str  # custom-call, unknown-trip-count, conditional, unanalysed
+    kind: str  # custom-call, unknown-trip-count, assumed-trip-count, conditional, unanalysed
     instruction: str
     computation: str
     #: A short sentence shared by every instruction flagged for the same cause (grouped on).
@@ -84,6 +110,9 @@ class ProgramCost:
     flags: tuple[CostFlag, ...]
     #: SPMD partitions of the module: above 1, every figure is per device, not global.
     partitions: int = 1
+    #: Why ``counted_once`` differs from the backend's ``cost_analysis()``; ``None`` when
+    #: they agree or it was not asked (``xla/reconcile.py``).
+    reconciliation: CostReconciliation | None = None
 
     @property
     def loop_aware(self) -> XlaCost:
@@ -124,7 +153,7 @@ def analyse_module(
     hlo = parse_module(text)
     frames = parse_frame_table(text)
     walker = _Walker(hlo, frames, client, user, split_fusions)
-    walker.walk(hlo.entry, 1)
+    walker.walk(hlo.entry, 1, ())
     partitions = re.search(r"\bnum_partitions=(\d+)", hlo.header)
     program = ProgramCost(
         tuple(walker.ops),
@@ -149,29 +178,33 @@ class _Walker:
         self.hlo, self.frames, self.client, self.user = hlo, frames, client, user
         self.split_fusions = split_fusions
         self.xla = OpCostCache(hlo, client)  # each distinct instruction costed once
+        self.metadata = NeighbourMetadata(hlo)  # metadata-less instructions borrow
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
 
-    def walk(self, comp: HloComputation, runs: int) -> None:
+    def walk(self, comp: HloComputation, runs: int, path: tuple[tuple[str, str], ...]) -> None:
         for instr in comp.instructions:
             if instr.opcode == "while":
-                self._loop(comp, instr, runs)
+                self._loop(comp, instr, runs, path)
             elif instr.opcode == "call" and instr.callee("to_apply"):
-                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs)
+                self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs, path)
             elif instr.opcode != "parameter":
-                self.ops.append(self._op(comp, instr, runs))
+                self.ops.append(replace(self._op(comp, instr, runs), loops=path))
 
-    def _loop(self, comp: HloComputation, instr: HloInstr, runs: int) -> None:
+    def _loop(
+        self, comp: HloComputation, instr: HloInstr, runs: int, path: tuple[tuple[str, str], ...]
+    ) -> None:
         body, cond = str(instr.callee("body")), str(instr.callee("condition"))
         trips = instr.trip_count
         source = self._source(instr)
-        self.loops.append(LoopInfo(instr.name, comp.name, body, cond, trips, runs, source))
+        self.loops.append(
+            LoopInfo(instr.name, comp.name, body, cond, trips, runs, source, enclosing=path)
+        )
         if trips is None:
-            why = "XLA proved no trip count: the body is counted once per run of the loop"
-            self._flag("unknown-trip-count", instr, comp, why)
-        for callee, executions in instr.loop_runs(runs):
-            self.walk(self.hlo.computation(callee), executions)
+            self._flag("unknown-trip-count", instr, comp, UNKNOWN_TRIPS)
+        for (callee, executions), role in zip(instr.loop_runs(runs), _ROLES, strict=True):
+            self.walk(self.hlo.computation(callee), executions, (*path, (instr.name, role)))
 
     def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
         per_run = self._xla_cost(comp, instr)
@@ -183,6 +216,7 @@ class _Walker:
                 "data-dependent branch: XLA's figure is the costliest branch, per run",
             )
         inputs = sum(shape_bytes(comp.instruction(o).shape) for o in dict.fromkeys(instr.operands))
+        metadata = self.metadata.of(comp, instr)
         return OpCost(
             name=instr.name,
             computation=comp.name,
@@ -196,13 +230,16 @@ class _Walker:
             per_run=per_run,
             input_bytes=inputs,
             output_bytes=shape_bytes(instr.shape),
-            op_name=instr.op_name,
-            source=self._source(instr),
-            shares=self._shares(instr, per_run),
-            created_by_xla=instr.created_by_xla,
+            op_name=metadata.op_name,
+            source=self.frames.user_location(metadata.frame_id, self.user),
+            shares=self._shares(instr, per_run, metadata),
+            created_by_xla=metadata.created_by_xla,
+            source_from=metadata.borrowed_from,
         )
 
-    def _shares(self, instr: HloInstr, per_run: XlaCost | None) -> tuple[CostShare, ...]:
+    def _shares(
+        self, instr: HloInstr, per_run: XlaCost | None, metadata: Metadata
+    ) -> tuple[CostShare, ...]:
         if (
             not self.split_fusions
             or instr.opcode != "fusion"
@@ -210,7 +247,7 @@ class _Walker:
             or not per_run.flops + per_run.transcendentals
         ):
             return ()
-        return split_fusion(self.xla, instr, self.frames, self.user)
+        return split_fusion(self.xla, instr, self.frames, self.user, (self.metadata, metadata))
 
     def _xla_cost(self, comp: HloComputation, instr: HloInstr) -> XlaCost | None:
         """XLA's figure, or ``None`` (flagged) where it has none."""

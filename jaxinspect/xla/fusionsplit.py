@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxinspect.xla.hlotext import HloInstr
+from jaxinspect.xla.neighbours import Metadata, NeighbourMetadata
 from jaxinspect.xla.opcache import OpCostCache
 from jaxinspect.xla.ownership import UserCode
 from jaxinspect.xla.sourcemap import FrameTable, SourceLocation
@@ -29,13 +30,15 @@ def split_fusion(
     fusion: HloInstr,
     frames: FrameTable,
     user: UserCode,
+    metadata: tuple[NeighbourMetadata, Metadata] | None = None,
 ) -> tuple[CostShare, ...]:
     """Shares of ``fusion``'s cost, one per fused instruction that computes something.
 
     Each fused instruction is costed alone by XLA; the fusion's own figure (which XLA may
     count slightly differently as a whole) is then divided in those proportions, so shares
     always add up to the fusion's cost. Bytes are not split: a fusion reads its operands and
-    writes its output once, at its root's source line.
+    writes its output once, at its root's source line. ``metadata``: the module's neighbour
+    rule and the fusion's own metadata, for fused instructions XLA left without any.
     """
     callee = fusion.callee("calls")
     if callee is None:
@@ -48,15 +51,19 @@ def split_fusion(
             parts.append((instr, cost.flops, cost.transcendentals))
     flops = sum(p[1] for p in parts)
     transcendentals = sum(p[2] for p in parts)
-    return tuple(
-        CostShare(
-            instruction=instr.name,
-            opcode=instr.opcode,
-            source=frames.user_location(instr.stack_frame_id, user),
-            op_name=instr.op_name,
-            flops_fraction=f / flops if flops else 0.0,
-            transcendentals_fraction=t / transcendentals if transcendentals else 0.0,
-            created_by_xla=instr.created_by_xla,
+    shares = []
+    for instr, f, t in parts:
+        own = Metadata(instr.op_name, instr.stack_frame_id)
+        placed = own if metadata is None else metadata[0].of(comp, instr, metadata[1])
+        shares.append(
+            CostShare(
+                instruction=instr.name,
+                opcode=instr.opcode,
+                source=frames.user_location(placed.frame_id, user),
+                op_name=placed.op_name,
+                flops_fraction=f / flops if flops else 0.0,
+                transcendentals_fraction=t / transcendentals if transcendentals else 0.0,
+                created_by_xla=placed.created_by_xla,
+            )
         )
-        for instr, f, t in parts
-    )
+    return tuple(shares)

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import TableOrJsonOpt, TimeoutOpt
+from jaxinspect.cli.options import AssumeTripsOpt, TableOrJsonOpt, TimeoutOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
 if TYPE_CHECKING:
+    from jaxinspect.cost.loopcost import TripAssumption
     from jaxinspect.cost.report import CostReport
     from jaxinspect.inputs.spec import Spec
     from jaxinspect.pipeline.timing.calls import SeriesProgress
@@ -95,6 +96,7 @@ def cost(
             "least) for a program slower than 0.5 s a run.",
         ),
     ] = None,
+    assume_trips: AssumeTripsOpt = None,
     *,
     timeout: TimeoutOpt = None,
 ) -> None:
@@ -110,9 +112,17 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
+        assume = _assumptions(assume_trips)
         runs = (measure_runs, measure)
         report = _analyse(
-            inputs.target, inputs.spec(), inputs.backend, sort.value, profile, user_code, runs
+            inputs.target,
+            inputs.spec(),
+            inputs.backend,
+            sort.value,
+            profile,
+            user_code,
+            runs,
+            assume,
         )
         if output_format is OutputFormat.JSON:
             from jaxinspect.cost.jsondoc import render_cost_json
@@ -151,6 +161,7 @@ def _analyse(
     profile: "DeviceProfile | None",
     user_code: list[str] | None = None,
     runs: tuple[int | None, bool] = (None, False),
+    assume: "tuple[TripAssumption, ...]" = (),
 ) -> "CostReport":
     from rich.console import Console
 
@@ -172,4 +183,11 @@ def _analyse(
             source, program, op_times = cost_of_run(
                 source, artifacts, user, measure_runs, measure=measure, progress=_progress_line
             )
-    return build_cost_report(source, program, sort, profile, user, op_times)
+    return build_cost_report(source, program, sort, profile, user, op_times, assume)
+
+
+def _assumptions(values: list[str] | None) -> "tuple[TripAssumption, ...]":
+    """``--assume-trips`` values, checked before anything is compiled."""
+    from jaxinspect.cost.loopcost import parse_assumption
+
+    return tuple(parse_assumption(v) for v in values or ())

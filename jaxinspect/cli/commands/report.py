@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from jaxinspect.cli.options import AssumeTripsOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 
 
@@ -37,10 +38,12 @@ def report(
             "compile).",
         ),
     ] = False,
+    assume_trips: AssumeTripsOpt = None,
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     from jaxinspect.atomicfile import write_atomically
     from jaxinspect.cli.outputs import is_stdout, output_path
+    from jaxinspect.cost.loopcost import parse_assumption
     from jaxinspect.htmlreport.data import build_report_data
     from jaxinspect.htmlreport.render import render_html
     from jaxinspect.inputs.target import load_target
@@ -48,6 +51,7 @@ def report(
     from jaxinspect.xla.profiles import find_profile
 
     destination = output_path(out, "--out")
+    assume = tuple(parse_assumption(v) for v in assume_trips or ())
     profile = None if device is None else find_profile(device)
     spec = inputs.spec()
     loaded = load_target(inputs.target)
@@ -61,6 +65,7 @@ def report(
             user=user,
             measure_runs=20 if measure else None,
             passes=passes,
+            assume=assume,
         )
     html = render_html(data)
     if is_stdout(destination):
