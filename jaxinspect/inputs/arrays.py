@@ -62,21 +62,40 @@ def abstract_tree(node: Node, placement: Any, resolver: Resolver | None = None) 
 
 
 def concrete_tree(
-    node: Node, rng: np.random.Generator, placement: Any, resolver: Resolver | None = None
+    node: Node,
+    rng: np.random.Generator,
+    placement: Any,
+    resolver: Resolver | None = None,
+    *,
+    factory_values: bool = False,
 ) -> Any:
     """Seeded random values for ``node``, placed as ``placement`` says.
 
     Floats are standard normal, integers uniform in [0, 10), booleans fair coins, keys random
     key data. Weak-typed YAML scalars become Python numbers, as a caller would pass them.
+    ``factory_values``: the arrays of ``from:`` nodes (and given values) are the ones their
+    factory returns, not random ones (``inputs: factory``).
     """
     if isinstance(node, ListNode):
-        return [concrete_tree(item, rng, placement, resolver) for item in node.items]
+        return [
+            concrete_tree(item, rng, placement, resolver, factory_values=factory_values)
+            for item in node.items
+        ]
     if isinstance(node, DictNode):
-        return {key: concrete_tree(item, rng, placement, resolver) for key, item in node.items}
+        return {
+            key: concrete_tree(item, rng, placement, resolver, factory_values=factory_values)
+            for key, item in node.items
+        }
     if isinstance(node, FromNode | ValueNode):
         filtered = _resolver(resolver).resolve(node)
         replicated = placement.sharding()
-        arrays = tuple(_concrete_leaf(a.shape, a.dtype, rng, replicated) for a in filtered.arrays)
+        if factory_values:
+            given = _resolver(resolver).concrete_arrays(node)
+            arrays = tuple(jax.device_put(a, replicated) for a in given)
+        else:
+            arrays = tuple(
+                _concrete_leaf(a.shape, a.dtype, rng, replicated) for a in filtered.arrays
+            )
         return Filtered(filtered.static, arrays)
     if node.weak_type:
         return float(rng.standard_normal()) if node.dtype == "float32" else int(rng.integers(10))

@@ -41,6 +41,7 @@ class Resolver:
     def __init__(self) -> None:
         self._results: dict[tuple[str, str | None, str], Any] = {}
         self._resolved: dict[int, tuple[Node, Filtered]] = {}
+        self._concrete: dict[tuple[str, str | None, str], Any] = {}
 
     def resolve(self, node: FromNode | ValueNode) -> Filtered:
         """The abstract arrays (``ShapeDtypeStruct``) and static part of the node's pytree.
@@ -59,6 +60,41 @@ class Resolver:
         # The node is kept alive with its result, so its id cannot be reused meanwhile.
         self._resolved[id(node)] = (node, filtered)
         return filtered
+
+    def concrete_arrays(self, node: FromNode | ValueNode) -> tuple[Any, ...]:
+        """The node's arrays with the values the factory (or the caller) gave them.
+
+        The factory runs once more, for real (``inputs: factory``); its array leaves must
+        match the abstract run's, whose static part the program was traced with.
+
+        Raises:
+            StageError: The factory raised (stage ``from``).
+            SpecError: The concrete result differs from the abstract one in structure,
+                shape or dtype (a factory whose result depends on more than its kwargs).
+        """
+        abstract = self.resolve(node)
+        if isinstance(node, ValueNode):
+            made = partition(node.value)
+            where, label = node.where, "the given value"
+        else:
+            key = (node.ref, node.folder, repr(node.kwargs))
+            if key not in self._concrete:
+                factory = load_factory(node)
+                with user_code("from", node.where, step=f"factory {node.ref}"):
+                    self._concrete[key] = factory(**dict(node.kwargs))
+            made = partition(select(self._concrete[key], node))
+            where, label = node.where, node.label
+        # Compared as given: jax.numpy.dtype() refuses PRNG key dtypes.
+        shapes = [(tuple(a.shape), a.dtype) for a in abstract.arrays]
+        found = [(tuple(a.shape), a.dtype) for a in made.arrays]
+        if shapes != found or any(isinstance(a, jax.ShapeDtypeStruct) for a in made.arrays):
+            raise SpecError(
+                f"{where}: {label} gave arrays of other shapes or dtypes when run for its "
+                "values than when traced, or shapes without values",
+                hint="inputs: factory needs a factory that returns the same arrays each time; "
+                "use inputs: random for one that returns ShapeDtypeStructs.",
+            )
+        return tuple(made.arrays)
 
     def result(self, node: FromNode) -> Any:
         """The factory's whole result, arrays as ``ShapeDtypeStruct``s (evaluated once)."""

@@ -22,7 +22,19 @@ from jaxinspect.inputs.sharding import (
 from jaxinspect.suggest import did_you_mean
 
 #: Top-level keys a spec may have.
-KNOWN_KEYS = ("args", "static", "donate", "mesh", "devices", "topology", "out_shardings")
+KNOWN_KEYS = (
+    "args",
+    "static",
+    "donate",
+    "mesh",
+    "devices",
+    "topology",
+    "out_shardings",
+    "inputs",
+)
+#: Where executed inputs come from (``inputs:``, ``--inputs``): seeded random values for every
+#: leaf, or the arrays ``from:`` factories return (YAML leaves stay random, having no values).
+INPUT_SOURCES = ("random", "factory")
 #: Keys people write by analogy with other tools, and what to write instead.
 _MISTAKEN_KEYS = {
     "shardings": "write `sharding:` on each leaf (or f32[256@data,784]), or `out_shardings:`",
@@ -72,6 +84,8 @@ class Spec:
     topology: str | None = None
     #: ``out_shardings:``: one entry per output leaf, ``None`` where XLA chooses.
     out_shardings: tuple[Sharding | None, ...] | None = None
+    #: ``inputs:``: what execution feeds the program, one of ``INPUT_SOURCES``.
+    inputs: str = "random"
 
     @property
     def positional(self) -> bool:
@@ -230,6 +244,7 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
         devices=_parse_devices(document.get("devices"), f"{source}: devices"),
         topology=_parse_topology(document.get("topology"), f"{source}: topology"),
         out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
+        inputs=parse_input_source(document.get("inputs", "random"), f"{source}: inputs"),
     )
     # Without a mesh, a sharded leaf may still meet one from --mesh: that is checked when the
     # command line is applied (and again before anything is placed).
@@ -304,6 +319,29 @@ def _leaves_with_paths(spec: Spec) -> list[tuple[str, LeafSpec]]:
             node, f"{spec.source}: args.{name}" if name is not None else f"{spec.source}: args[{i}]"
         )
     return out
+
+
+def parse_input_source(raw: object, where: str) -> str:
+    """Validate ``inputs:`` (or ``--inputs``): ``random`` or ``factory``.
+
+    Raises:
+        SpecError: Any other value, naming ``where``.
+    """
+    if raw not in INPUT_SOURCES:
+        shown = str(raw) if isinstance(raw, str) else repr(raw)
+        raise SpecError(
+            f"{where}: expected random or factory, not {shown}{did_you_mean(shown, INPUT_SOURCES)}",
+            hint="factory: run on the arrays that `from:` factories return; "
+            "random: seeded random values for every input (the default).",
+        )
+    return str(raw)
+
+
+def with_inputs(spec: Spec, source: str | None) -> Spec:
+    """``spec`` with the command line's ``--inputs`` over its own ``inputs:``."""
+    if source is None:
+        return spec
+    return replace(spec, inputs=parse_input_source(source, "--inputs"))
 
 
 def _parse_devices(raw: object, where: str) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxinspect.reports.failures import CaseFailure
+from jaxinspect.reports.stages import InputOrigins, data_dependence_caveat
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
 #: wall clock from the parent's spawn to the child's first line; the others with perf_counter.
@@ -157,6 +158,17 @@ class BenchResult:
     persistent_cache: PersistentCacheReport | None
     #: With ``--save`` or ``--baseline``: the rounds a latency gate judges.
     gate: GateRounds | None = None
+    #: Where the executed inputs' values came from (``--inputs``, the spec's ``inputs:``).
+    inputs: InputOrigins | None = None
+    #: While loops of the program with no trip count XLA proved (their time follows the values).
+    data_dependent_loops: int = 0
+
+    @property
+    def caveat(self) -> str | None:
+        """Why the times hold for these inputs only, when the program has such loops."""
+        if not self.data_dependent_loops or self.inputs is None:
+            return None
+        return data_dependence_caveat(self.data_dependent_loops, self.inputs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from jaxinspect.cli.options import (
     CaseOpt,
     DebugOpt,
     DevicesOpt,
+    InputsOpt,
     MaxInputBytesOpt,
     MeshOpt,
     SeedOpt,
@@ -80,6 +81,7 @@ def bench(
         typer.Option(help="Donate this argument's buffers (as the spec's donate:); repeatable."),
     ] = None,
     seed: SeedOpt = 0,
+    inputs: InputsOpt = None,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     save: Annotated[
         Path | None,
@@ -143,6 +145,13 @@ def bench(
             save = output_path(save, "--save", stdout_ok=False, why="stdout carries the report")
         stored = None if baseline is None else load_baseline(baseline)
         sources = _sources(shapes, arg, case, compare, tuple(donate or ()), mesh, devices)
+        if inputs is not None:
+            from dataclasses import replace
+
+            from jaxinspect.inputs.spec import parse_input_source
+
+            parse_input_source(inputs, "--inputs")  # refused before anything runs
+            sources = tuple(replace(source, inputs=inputs) for source in sources)
         main, others = sources[0], sources[1:]
         identity = None if allow_other_baseline else stored
         if identity is not None:  # before anything is measured

@@ -14,6 +14,7 @@ from jaxinspect.cli.options import (
     DebugOpt,
     DevicesOpt,
     GpuConfigOpt,
+    InputsOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -114,6 +115,7 @@ def cost(
             "least) for a program slower than 0.5 s a run.",
         ),
     ] = None,
+    inputs: InputsOpt = None,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -134,9 +136,14 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
+        if inputs is not None and not measure:
+            raise UsageError("--inputs picks the values --measure runs on; add --measure")
+        from jaxinspect.inputs.spec import with_inputs
+
         spec = load_cli_spec(
             shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
         )
+        spec = with_inputs(spec, inputs)
         runs = (measure_runs, measure)
         report = _analyse(target, spec, backend, sort.value, profile, user_code, runs)
         if output_format is OutputFormat.JSON:

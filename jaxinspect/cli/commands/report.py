@@ -14,6 +14,7 @@ from jaxinspect.cli.options import (
     DebugOpt,
     DevicesOpt,
     GpuConfigOpt,
+    InputsOpt,
     MeshOpt,
     PlacementOptions,
     ShapesOpt,
@@ -22,6 +23,7 @@ from jaxinspect.cli.options import (
     errors_to_exit_codes,
     load_cli_spec,
 )
+from jaxinspect.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +47,11 @@ def report(
         bool,
         typer.Option("--measure", help="Time each op under JAX's profiler (sizes the graph)."),
     ] = False,
+    execute: Annotated[
+        bool,
+        typer.Option("--execute/--no-execute", help="Run the executable for the timings."),
+    ] = True,
+    inputs: InputsOpt = None,
     case: CaseOpt = None,
     mesh: MeshOpt = None,
     devices: DevicesOpt = None,
@@ -54,6 +61,8 @@ def report(
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     with errors_to_exit_codes(debug):
+        if measure and not execute:
+            raise UsageError("--measure runs the program; it cannot go with --no-execute")
         from jaxinspect.atomicfile import write_atomically
         from jaxinspect.cli.outputs import is_stdout, output_path
         from jaxinspect.cost.ownership import frames_recorded, resolve_user_code
@@ -64,9 +73,12 @@ def report(
 
         destination = output_path(out, "--out")
         profile = None if device is None else find_profile(device)
+        from jaxinspect.inputs.spec import with_inputs
+
         spec = load_cli_spec(
             shapes, arg, case, PlacementOptions(mesh, devices, topology, gpu_config)
         )
+        spec = with_inputs(spec, inputs)
         loaded = load_target(target)
         user = resolve_user_code([], loaded.source_file)
         with frames_recorded(user):
@@ -77,6 +89,7 @@ def report(
                 profile=profile,
                 user=user,
                 measure_runs=20 if measure else None,
+                execute=execute,
             )
         html = render_html(data)
         if is_stdout(destination):

@@ -13,6 +13,7 @@ from jaxinspect.cli.options import (
     DebugOpt,
     DevicesOpt,
     GpuConfigOpt,
+    InputsOpt,
     MaxInputBytesOpt,
     MeshOpt,
     PlacementOptions,
@@ -65,6 +66,7 @@ def stages(
         int | None, typer.Option(min=1, help="Cached calls to time (default: ~0.25 s worth).")
     ] = None,
     seed: SeedOpt = 0,
+    inputs: InputsOpt = None,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
     metadata: Annotated[
@@ -103,7 +105,12 @@ def stages(
             progress=_progress_line,
         )
         placement = PlacementOptions(mesh, devices, topology, gpu_config)
-        cases = load_cli_cases(shapes, arg, case, placement)
+        from jaxinspect.inputs.spec import with_inputs
+
+        cases = tuple(
+            (name, with_inputs(spec, inputs))
+            for name, spec in load_cli_cases(shapes, arg, case, placement)
+        )
         if len(cases) > 1:
             _show_case_comparison(target, cases, options, output_format, debug)
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxinspect.renderers.jsondoc import failure_to_dict, json_text
+from jaxinspect.renderers.stages.jsondoc import inputs_to_dict
 from jaxinspect.reports.bench import (
     BenchReport,
     BenchResult,
@@ -123,6 +124,9 @@ def _result(result: BenchResult) -> dict[str, Any]:
             "count": dispatch.count,
         },
         "persistent_cache": _persistent(result.persistent_cache),
+        "inputs": None if result.inputs is None else inputs_to_dict(result.inputs),
+        "data_dependent_loops": result.data_dependent_loops,
+        "caveat": result.caveat,
     }
 
 

@@ -10,6 +10,7 @@ from jaxinspect.reports.sections import IR_STAGES
 from jaxinspect.reports.stages import (
     ArgInfo,
     CostSummary,
+    InputOrigins,
     InspectionReport,
     LoopAwareCost,
     MemorySummary,
@@ -187,4 +188,16 @@ def _timings_to_dict(t: Timings) -> dict[str, Any]:
             "max_s": cached.max_s,
             "runs": cached.runs,
         },
+        "inputs": None if t.inputs is None else inputs_to_dict(t.inputs),
+        "data_dependent_loops": t.data_dependent_loops,
+        "caveat": t.caveat,
+    }
+
+
+def inputs_to_dict(origins: InputOrigins) -> dict[str, Any]:
+    """Where the executed inputs' values came from (``timings.inputs``)."""
+    return {
+        "source": origins.source,
+        "random": list(origins.random),
+        "factory": list(origins.factory),
     }
