@@ -110,6 +110,7 @@ def build_report_data(
     profile: DeviceProfile | None,
     user: UserCode,
     measure_runs: int | None,
+    execute: bool = True,
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
 
@@ -127,7 +128,10 @@ def build_report_data(
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
     with compilation_dump(passes=True) as dump:
         options = InspectOptions(
-            backend=backend, sections=sections, compiler_options=dump.compiler_options
+            backend=backend,
+            sections=sections,
+            execute=execute,
+            compiler_options=dump.compiler_options,
         )
         source, artifacts = run_inspection(loaded, spec, options)
         dumped = dump.read(artifacts.compiled)

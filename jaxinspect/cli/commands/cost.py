@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import TableOrJsonOpt, TimeoutOpt
+from jaxinspect.cli.options import InputsOpt, TableOrJsonOpt, TimeoutOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
@@ -95,6 +95,7 @@ def cost(
             "least) for a program slower than 0.5 s a run.",
         ),
     ] = None,
+    values: InputsOpt = None,
     *,
     timeout: TimeoutOpt = None,
 ) -> None:
@@ -110,9 +111,19 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
+        if values is not None and not measure:
+            raise UsageError("--inputs picks the values --measure runs on; add --measure")
+        from jaxinspect.inputs.spec import with_inputs
+
         runs = (measure_runs, measure)
         report = _analyse(
-            inputs.target, inputs.spec(), inputs.backend, sort.value, profile, user_code, runs
+            inputs.target,
+            with_inputs(inputs.spec(), values),
+            inputs.backend,
+            sort.value,
+            profile,
+            user_code,
+            runs,
         )
         if output_format is OutputFormat.JSON:
             from jaxinspect.cost.jsondoc import render_cost_json
