@@ -174,6 +174,40 @@ class CallTimings:
 
 
 @dataclass(frozen=True, slots=True)
+class InputOrigins:
+    """Where the values of an executed run's inputs came from (``inputs:``, ``--inputs``).
+
+    Attributes:
+        source: ``random`` or ``factory``, as the spec or the command line asked.
+        random: Arguments (or parts of one) given seeded random values.
+        factory: Arguments given the arrays their ``from:`` factory returned.
+    """
+
+    source: str
+    random: tuple[str, ...] = ()
+    factory: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """Which inputs were random and which came from factories, in one line."""
+        parts = []
+        if self.random:
+            parts.append(f"random: {', '.join(self.random)}")
+        if self.factory:
+            parts.append(f"from factories: {', '.join(self.factory)}")
+        return "; ".join(parts) or "no traced inputs"
+
+    @property
+    def values(self) -> str:
+        """How the caveat names the values: "random", "the factory's values", or both."""
+        if not self.factory:
+            return "random"
+        if not self.random:
+            return "the factory's values"
+        return f"the factory's values, random for {', '.join(self.random)}"
+
+
+@dataclass(frozen=True, slots=True)
 class Timings:
     """Seconds spent in each step, measured with ``time.perf_counter``."""
 
@@ -182,13 +216,36 @@ class Timings:
     compile_s: float | None = None
     first_call_s: float | None = None
     cached_call: CallTimings | None = None
+    #: The executed inputs' origins; ``None`` when nothing ran.
+    inputs: InputOrigins | None = None
+    #: While loops of the timed program with no trip count XLA proved; ``None``: nothing ran.
+    data_dependent_loops: int | None = None
 
-    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("cached_call_s",)
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("cached_call_s", "caveat")
 
     @property
     def cached_call_s(self) -> float | None:
         """The cached call's median, the figure most readers want (``None``: not run)."""
         return None if self.cached_call is None else self.cached_call.median_s
+
+    @property
+    def caveat(self) -> str | None:
+        """Why the call times hold for these inputs only: loops that run as the values say."""
+        if not self.data_dependent_loops or self.inputs is None:
+            return None
+        return data_dependence_caveat(self.data_dependent_loops, self.inputs)
+
+
+def data_dependence_caveat(loops: int, inputs: InputOrigins) -> str:
+    """The sentence every timed command shows for a program with data-dependent loops."""
+    what = "a while loop runs" if loops == 1 else f"{loops} while loops run"
+    advice = ""
+    if inputs.random and inputs.source == "random":
+        advice = "; --inputs factory runs on the arrays `from:` factories return"
+    return (
+        f"the time depends on the input values; these were {inputs.values} "
+        f"({what} as often as the values say{advice})"
+    )
 
 
 @dataclass(frozen=True, slots=True)

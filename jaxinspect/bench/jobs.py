@@ -10,7 +10,13 @@ from typing import Any
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.cases import load_spec_cases
 from jaxinspect.inputs.shardspec import parse_mesh_option
-from jaxinspect.inputs.spec import Spec, check_placement, parse_arg_options, with_placement
+from jaxinspect.inputs.spec import (
+    Spec,
+    check_placement,
+    parse_arg_options,
+    with_inputs,
+    with_placement,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +30,7 @@ class SpecSource:
         case: The case of a spec file with ``cases:``; ``None`` for a plain spec.
         mesh: ``--mesh`` as given, over the spec's ``mesh:``.
         devices: ``--devices``, over the spec's ``devices:``.
+        inputs: ``--inputs``, over the spec's ``inputs:``.
     """
 
     shapes: str | None
@@ -32,6 +39,7 @@ class SpecSource:
     case: str | None = None
     mesh: str | None = None
     devices: int | None = None
+    inputs: str | None = None
 
     @property
     def label(self) -> str:
@@ -58,7 +66,7 @@ class SpecSource:
         mesh = None if self.mesh is None else parse_mesh_option(self.mesh)
         spec = with_placement(spec, mesh=mesh, devices=self.devices)
         check_placement(spec)
-        return spec
+        return with_inputs(spec, self.inputs)
 
 
 def spec_sources(
@@ -106,6 +114,7 @@ def make_job(
         "case": source.case,
         "mesh": source.mesh,
         "devices": source.devices,
+        "inputs": source.inputs,
         "backend": backend,
         "seed": seed,
         "max_input_bytes": max_input_bytes,
@@ -125,5 +134,6 @@ def job_spec(job: dict[str, Any]) -> Spec:
         job["case"],
         job.get("mesh"),
         job.get("devices"),
+        job.get("inputs"),
     )
     return source.load()

@@ -30,9 +30,26 @@ def report_notes(result: BenchResult, settings: BenchSettings) -> tuple[str, ...
             "too. The empty-cache round is `cold`; the cache skips compile only, trace and "
             "lower still run."
         )
+    if result.inputs is not None:
+        notes.append(_inputs_note(result))
+    if result.caveat is not None:
+        notes.append(f"Caution: {result.caveat}.")
     if result.donated:
         notes.append(
             f"Donated argument(s) {', '.join(result.donated)} are copied afresh on the device "
             "before every call, outside the timed region."
         )
     return tuple(notes)
+
+
+def _inputs_note(result: BenchResult) -> str:
+    """Which inputs were random and which the factories built (``--inputs``)."""
+    assert result.inputs is not None
+    origins = result.inputs
+    parts = []
+    if origins.random:
+        parts.append(f"seeded random values for {', '.join(origins.random)}")
+    if origins.factory:
+        parts.append(f"the arrays the factories return for {', '.join(origins.factory)}")
+    said = " and ".join(parts) or "no traced inputs"
+    return f"Inputs (--inputs {origins.source}): {said}."

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from jaxinspect.base.failures import CaseFailure
+from jaxinspect.base.inspection import InputOrigins, data_dependence_caveat
 from jaxinspect.jsonfields import js
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
@@ -253,9 +254,15 @@ class BenchResult:
     #: baseline file, not in the report).
     gate: GateRounds | None = field(default=None, metadata=js(omit=True))
 
+    #: Where the executed inputs' values came from (``--inputs``, the spec's ``inputs:``).
+    inputs: InputOrigins | None = None
+    #: While loops of the program with no trip count XLA proved (their time follows the values).
+    data_dependent_loops: int = 0
+
     JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
         ("cold", "cold_phases"),
         ("cold_processes", "cold_processes"),
+        ("caveat", "caveat"),
     )
 
     @property
@@ -267,6 +274,13 @@ class BenchResult:
     def cold_processes(self) -> ColdProcesses:
         """The cold round's processes."""
         return self.cold.processes
+
+    @property
+    def caveat(self) -> str | None:
+        """Why the times hold for these inputs only, when the program has such loops."""
+        if not self.data_dependent_loops or self.inputs is None:
+            return None
+        return data_dependence_caveat(self.data_dependent_loops, self.inputs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from jaxinspect.inputs.arrays import check_input_size
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.inputs.target import LoadedTarget, load_target
 from jaxinspect.pipeline.backend import describe_device
+from jaxinspect.pipeline.loopcounts import data_dependent_loops
 from jaxinspect.pipeline.placement import reserve_devices
 from jaxinspect.pipeline.stages import run_pipeline
 from jaxinspect.pipeline.timing.calls import SeriesProgress
@@ -170,6 +171,8 @@ def _bench_one(
     check_input_size(spec.input_bytes, options.max_input_bytes)
     with x64_mode(spec):
         call = prepare_call(loaded, spec, options.backend)
+    # bench exists to run the program: the hint's way out is a command that does not.
+    with x64_mode(spec), call.explained("use `stages --no-execute` for what needs no run"):
         # Compiled once here for the steady state; this also reports the user's errors
         # before fresh processes are spawned.
         artifacts = run_pipeline(call.function, call.plan, call.args, call.kwargs, target=target)
@@ -221,6 +224,8 @@ def _bench_one(
         dispatch=dispatch,
         persistent_cache=cache_report,
         gate=gate,
+        inputs=call.origins,
+        data_dependent_loops=data_dependent_loops(artifacts.compiled),
     )
     return result, call
 

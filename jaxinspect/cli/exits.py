@@ -102,7 +102,7 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
         yield
     except JaxInspectError as exc:
         _traceback_if(debug)
-        fail(exc.message, None if debug and _asks_for_debug(exc.hint) else exc.hint, exc.exit_code)
+        fail(exc.message, _without_debug_advice(exc.hint) if debug else exc.hint, exc.exit_code)
     except OSError as exc:
         if is_closed_pipe(exc):
             end_on_closed_pipe()
@@ -133,8 +133,12 @@ def _traceback_if(debug: bool) -> None:
         traceback.print_exc()
 
 
-def _asks_for_debug(hint: str | None) -> bool:
-    return hint is not None and "--debug" in hint
+def _without_debug_advice(hint: str | None) -> str | None:
+    """The hint without its lines asking for --debug (the run already has it), else ``None``."""
+    if hint is None:
+        return None
+    kept = [line for line in hint.splitlines() if "--debug" not in line]
+    return "\n".join(kept) or None
 
 
 def _internal_error() -> NoReturn:

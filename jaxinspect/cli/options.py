@@ -61,6 +61,16 @@ CaseOpt = Annotated[
     typer.Option("--case", help="Run only this case of a spec with `cases:` (default: all)."),
 ]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the generated inputs (0 or more).")]
+InputsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--inputs",
+        metavar="random|factory",
+        help="Values to execute on: factory = the arrays `from:` factories return (YAML "
+        "leaves stay random); random = seeded random values. Default: the spec's `inputs:`, "
+        "else random.",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(

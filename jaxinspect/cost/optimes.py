@@ -186,10 +186,13 @@ def measure_program(
     if why is not None:
         reasons.append(("cost.measured", why))
         return None
-    args, kwargs = call.concrete_inputs(0, DEFAULT_MAX_INPUT_BYTES)
-    inputs = split_donated(call.plan, args, kwargs)
     try:
-        return measure_op_times(compiled, inputs, runs=runs, target=call.target, progress=progress)
+        with call.explained("drop --measure"):
+            args, kwargs = call.concrete_inputs(0, DEFAULT_MAX_INPUT_BYTES)
+            inputs = split_donated(call.plan, args, kwargs)
+            return measure_op_times(
+                compiled, inputs, runs=runs, target=call.target, progress=progress
+            )
     except NoOpEvents as exc:
         reasons.append(("cost.measured", str(exc)))
         return None

@@ -113,6 +113,7 @@ def build_report_data(
     measure_runs: int | None,
     passes: bool = False,
     assume: tuple[TripAssumption, ...] = (),
+    execute: bool = True,
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
 
@@ -136,6 +137,7 @@ def build_report_data(
         options = InspectOptions(
             backend=backend,
             sections=sections,
+            execute=execute,
             compiler_options=dump.compiler_options,
             live_peak=True,
         )

@@ -119,6 +119,8 @@ def _summary(data: ReportData) -> str:
     )
     html += f'</div><p class="note">{escape(_cost_note(data))}</p>'
     html += '<p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
+    if t.caveat is not None:  # beside the cached-call card it qualifies
+        html += f'<p class="note caveat">Cached call: {escape(t.caveat)}.</p>'
     notes = [f"{path}: {why}" for path, why in (*src.unavailable, *data.unavailable)]
     if notes:
         html += "<details><summary>Values not available, and why</summary><ul>"
@@ -227,6 +229,11 @@ def _latency(data: ReportData) -> str:
         html += histogram_svg(t.cached_call.samples)
     else:
         html += f'<p class="note">{escape(data.source.reason("timings.cached_call_s") or "")}</p>'
+    if t.inputs is not None:
+        html += f'<p class="note">Inputs ({escape(t.inputs.source)}): '
+        html += f"{escape(t.inputs.summary)}.</p>"
+    if t.caveat is not None:
+        html += f'<p class="note caveat">Caution: {escape(t.caveat)}.</p>'
     return html
 
 

@@ -20,6 +20,7 @@ from jaxinspect.inputs.factories import Resolver
 from jaxinspect.inputs.filtered import Filtered, describe_static, static_value
 from jaxinspect.inputs.fromnode import FromNode, ValueNode
 from jaxinspect.inputs.leaves import DTYPE_BYTES, LeafSpec
+from jaxinspect.inputs.numbers import is_number
 from jaxinspect.inputs.spec import DictNode, ListNode, Node
 from jaxinspect.usertext import safe_repr
 
@@ -62,26 +63,46 @@ def abstract_tree(node: Node, placement: Any, resolver: Resolver | None = None) 
 
 
 def concrete_tree(
-    node: Node, rng: np.random.Generator, placement: Any, resolver: Resolver | None = None
+    node: Node,
+    rng: np.random.Generator,
+    placement: Any,
+    resolver: Resolver | None = None,
+    *,
+    factory_values: bool = False,
 ) -> Any:
     """Seeded random values for ``node``, placed as ``placement`` says.
 
     Floats are standard normal, integers uniform in [0, 10), booleans fair coins, keys random
     key data. Weak-typed YAML scalars become Python numbers, as a caller would pass them.
+    ``factory_values``: the arrays of ``from:`` nodes (and given values) are the ones their
+    factory returns, not random ones (``inputs: factory``).
     """
     if isinstance(node, ListNode):
-        return node.pack([concrete_tree(item, rng, placement, resolver) for item in node.items])
+        return node.pack(
+            [
+                concrete_tree(item, rng, placement, resolver, factory_values=factory_values)
+                for item in node.items
+            ]
+        )
     if isinstance(node, DictNode):
-        return {key: concrete_tree(item, rng, placement, resolver) for key, item in node.items}
+        return {
+            key: concrete_tree(item, rng, placement, resolver, factory_values=factory_values)
+            for key, item in node.items
+        }
     if isinstance(node, FromNode | ValueNode):
         filtered = _resolver(resolver).resolve(node)
         replicated = placement.sharding()
-        arrays = tuple(
-            _weak_number(a, rng)
-            if a.weak_type and not a.shape  # a traced Python number: one again, as jit gets it
-            else _concrete_leaf(a.shape, a.dtype, rng, replicated)
-            for a in filtered.arrays
-        )
+        if factory_values:
+            given = _resolver(resolver).concrete_arrays(node)
+            # A traced Python number stays one, as jit gets it; arrays are placed.
+            arrays = tuple(a if is_number(a) else jax.device_put(a, replicated) for a in given)
+        else:
+            arrays = tuple(
+                _weak_number(a, rng)
+                if a.weak_type and not a.shape  # a traced Python number: one again, as jit gets it
+                else _concrete_leaf(a.shape, a.dtype, rng, replicated)
+                for a in filtered.arrays
+            )
         return Filtered(filtered.static, arrays)
     if node.weak_type:
         return float(rng.standard_normal()) if node.dtype == "float32" else int(rng.integers(10))

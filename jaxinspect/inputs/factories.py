@@ -14,7 +14,7 @@ import jax
 from jaxinspect.errors import SpecError, StageError, TargetError
 from jaxinspect.inputs.filtered import Filtered, combine, is_array, partition
 from jaxinspect.inputs.fromnode import FromNode, ValueNode
-from jaxinspect.inputs.numbers import number_mask, weak_scalar
+from jaxinspect.inputs.numbers import is_number, number_mask, weak_scalar
 from jaxinspect.inputs.spec import Node, Spec
 from jaxinspect.inputs.target import load_target, parse_target
 from jaxinspect.process.usercode import user_code
@@ -44,6 +44,7 @@ class Resolver:
         self._results: dict[tuple[str, str | None, str], Any] = {}
         self._resolved: dict[int, tuple[Node, Filtered]] = {}
         self._traced_numbers = traced_numbers
+        self._concrete: dict[tuple[str, str | None, str], Any] = {}
 
     def resolve(self, node: FromNode | ValueNode) -> Filtered:
         """The abstract arrays (``ShapeDtypeStruct``) and static part of the node's pytree.
@@ -65,6 +66,44 @@ class Resolver:
         self._resolved[id(node)] = (node, filtered)
         return filtered
 
+    def concrete_arrays(self, node: FromNode | ValueNode) -> tuple[Any, ...]:
+        """The node's arrays with the values the factory (or the caller) gave them.
+
+        The factory runs once more, for real (``inputs: factory``); its array leaves must
+        match the abstract run's, whose static part the program was traced with.
+
+        Raises:
+            StageError: The factory raised (stage ``from``).
+            SpecError: The concrete result differs from the abstract one in structure,
+                shape or dtype (a factory whose result depends on more than its kwargs).
+        """
+        abstract = self.resolve(node)
+        if isinstance(node, ValueNode):
+            made = partition(node.value)
+            where, label = node.where, "the given value"
+        else:
+            key = (node.ref, node.folder, repr(node.kwargs))
+            if key not in self._concrete:
+                factory = load_factory(node)
+                with user_code("from", node.where, step=f"factory {node.ref}"):
+                    self._concrete[key] = factory(**dict(node.kwargs))
+            part = select(self._concrete[key], node)
+            # The numbers traced when the program was (``resolve``) stay Python numbers here,
+            # as jit gets them; the caller passes them as they are.
+            made = partition(part, traced=number_mask(part) if self._traced_numbers else None)
+            where, label = node.where, node.label
+        # Compared as given: jax.numpy.dtype() refuses PRNG key dtypes.
+        shapes = [(tuple(a.shape), a.dtype) for a in abstract.arrays]
+        found = [_shape_dtype(a) for a in made.arrays]
+        if shapes != found or any(isinstance(a, jax.ShapeDtypeStruct) for a in made.arrays):
+            raise SpecError(
+                f"{where}: {label} gave arrays of other shapes or dtypes when run for its "
+                "values than when traced, or shapes without values",
+                hint="inputs: factory needs a factory that returns the same arrays each time; "
+                "use inputs: random for one that returns ShapeDtypeStructs.",
+            )
+        return tuple(made.arrays)
+
     def result(self, node: FromNode) -> Any:
         """The factory's whole result, arrays as ``ShapeDtypeStruct``s (evaluated once)."""
         key = (node.ref, node.folder, repr(node.kwargs))
@@ -73,6 +112,13 @@ class Resolver:
             check_kwargs(factory, node)
             self._results[key] = evaluate_abstractly(factory, dict(node.kwargs), node)
         return self._results[key]
+
+
+def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
+    """A concrete leaf's shape and dtype; a traced Python number's as ``weak_scalar`` has it."""
+    if is_number(leaf):
+        return (), weak_scalar(leaf).dtype
+    return tuple(leaf.shape), leaf.dtype
 
 
 def load_factory(node: FromNode) -> Callable[..., Any]:

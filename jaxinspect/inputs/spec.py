@@ -31,11 +31,15 @@ KNOWN_KEYS = (
     "topology",
     "out_shardings",
     "python_numbers",
+    "inputs",
 )
 #: ``python_numbers:`` values: how Python numbers in ``from:`` results are passed to jit.
 PYTHON_NUMBERS = ("traced", "static")
 #: The key of the tuple form, ``{tuple: [a, b]}`` (a mapping with that key alone).
 TUPLE_KEY = "tuple"
+#: Where executed inputs come from (``inputs:``, ``--inputs``): seeded random values for every
+#: leaf, or the arrays ``from:`` factories return (YAML leaves stay random, having no values).
+INPUT_SOURCES = ("random", "factory")
 #: Keys people write by analogy with other tools, and what to write instead.
 _MISTAKEN_KEYS = {
     "shardings": "write `sharding:` on each leaf (or f32[256@data,784]), or `out_shardings:`",
@@ -97,6 +101,8 @@ class Spec:
     #: ``python_numbers:``: ``traced`` or ``static`` for Python numbers in ``from:`` results;
     #: ``None`` follows the target (see ``inputs.numbers``).
     python_numbers: str | None = None
+    #: ``inputs:``: what execution feeds the program, one of ``INPUT_SOURCES``.
+    inputs: str = "random"
 
     @property
     def positional(self) -> bool:
@@ -256,6 +262,7 @@ def parse_spec_document(document: object, *, source: str, folder: str | None = N
         topology=_parse_topology(document.get("topology"), f"{source}: topology"),
         out_shardings=_parse_out_shardings(document.get("out_shardings"), source),
         python_numbers=_parse_python_numbers(document.get("python_numbers"), source),
+        inputs=parse_input_source(document.get("inputs", "random"), f"{source}: inputs"),
     )
     # Without a mesh, a sharded leaf may still meet one from --mesh: that is checked when the
     # command line is applied (and again before anything is placed).
@@ -339,6 +346,29 @@ def _parse_python_numbers(raw: object, source: str) -> str | None:
         f"{source}: python_numbers: expected `traced` (as jax.jit) or `static` "
         f"(as equinox.filter_jit), not {raw!r}"
     )
+
+
+def parse_input_source(raw: object, where: str) -> str:
+    """Validate ``inputs:`` (or ``--inputs``): ``random`` or ``factory``.
+
+    Raises:
+        SpecError: Any other value, naming ``where``.
+    """
+    if raw not in INPUT_SOURCES:
+        shown = str(raw) if isinstance(raw, str) else repr(raw)
+        raise SpecError(
+            f"{where}: expected random or factory, not {shown}{did_you_mean(shown, INPUT_SOURCES)}",
+            hint="factory: run on the arrays that `from:` factories return; "
+            "random: seeded random values for every input (the default).",
+        )
+    return str(raw)
+
+
+def with_inputs(spec: Spec, source: str | None) -> Spec:
+    """``spec`` with the command line's ``--inputs`` over its own ``inputs:``."""
+    if source is None:
+        return spec
+    return replace(spec, inputs=parse_input_source(source, "--inputs"))
 
 
 def _parse_devices(raw: object, where: str) -> int | None:

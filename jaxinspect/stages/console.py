@@ -402,7 +402,12 @@ def _timings_table(report: InspectionReport) -> RenderableType:
         table.add_row(
             "cached call (median)", format_seconds(cached.median_s), f"{spread}, {cached.runs} runs"
         )
-    return table
+    if t.inputs is not None:
+        table.add_row("inputs", t.inputs.source, t.inputs.summary)
+    if t.caveat is None:
+        return table
+    # Under the table, not in its note column: a narrow terminal drops that column first.
+    return Group(table, Text(f"note: {t.caveat}"))
 
 
 def _metric_table(title: str) -> FitTable:

@@ -15,6 +15,7 @@ import numpy as np
 from jaxinspect import jaxapi
 from jaxinspect.base.inspection import (
     CostSummary,
+    InputOrigins,
     InspectionReport,
     LivePeak,
     MemorySummary,
@@ -35,6 +36,7 @@ from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.inputs.factories import Resolver
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
 from jaxinspect.inputs.numbers import traces_numbers
+from jaxinspect.inputs.origins import explained_inputs, input_origins
 from jaxinspect.inputs.placedshards import argument_shardings, output_infos
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget, load_target
@@ -46,6 +48,7 @@ from jaxinspect.pipeline.aliasing import buffer_aliases
 from jaxinspect.pipeline.analyses import Reasons
 from jaxinspect.pipeline.backend import compiled_devices, describe_device
 from jaxinspect.pipeline.execute import time_calls
+from jaxinspect.pipeline.loopcounts import data_dependent_loops
 from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
 from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
@@ -134,17 +137,37 @@ class PreparedCall:
         return self.placement.device
 
     def concrete_inputs(self, seed: int, max_bytes: int) -> tuple[list[Any], dict[str, Any]]:
-        """Seeded inputs on the device for calling the ``Compiled`` (statics left out).
+        """Inputs on the device for calling the ``Compiled`` (statics left out).
+
+        Seeded random values, except the arrays of ``from:`` factories under the spec's
+        ``inputs: factory`` (the factories then run once more, for real).
 
         Raises:
             UsageError: The inputs would exceed ``max_bytes``.
+            StageError: A factory raised when run for its values.
         """
         check_input_size(self.input_bytes, max_bytes)
         rng = np.random.default_rng(seed)
+        factory = self.spec.inputs == "factory"
         concrete = build_call(
-            self.plan, lambda node: concrete_tree(node, rng, self.placement, self.resolver)
+            self.plan,
+            lambda node: concrete_tree(
+                node, rng, self.placement, self.resolver, factory_values=factory
+            ),
         )
         return dynamic_only(self.plan, *concrete)
+
+    @property
+    def origins(self) -> InputOrigins:
+        """Which executed inputs are random and which come from factories."""
+        return input_origins(self.plan, self.spec.inputs)
+
+    def explained(self, skip: str = "skip execution with --no-execute") -> Any:
+        """Context manager: an execution failure names the random inputs (``explained_inputs``).
+
+        ``skip`` ends the hint: how the command avoids running the program.
+        """
+        return explained_inputs(self.plan, self.spec.inputs, skip)
 
     @property
     def input_bytes(self) -> int:
@@ -252,13 +275,21 @@ def _time_execution(
         if topology:
             why = f"compiled for {target_phrase(topology)} from this host; nothing runs here"
         reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
+        reasons += [("timings.inputs", why), ("timings.data_dependent_loops", why)]
         return timings
-    args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
-    inputs = split_donated(call.plan, args, kwargs)  # donated ones are copied for every call
-    first, cached = time_calls(
-        compiled, inputs, runs=options.runs, target=call.target, progress=options.progress
+    with call.explained():
+        args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
+        inputs = split_donated(call.plan, args, kwargs)  # donated ones are copied for every call
+        first, cached = time_calls(
+            compiled, inputs, runs=options.runs, target=call.target, progress=options.progress
+        )
+    return replace(
+        timings,
+        first_call_s=first,
+        cached_call=cached,
+        inputs=call.origins,
+        data_dependent_loops=data_dependent_loops(compiled),
     )
-    return replace(timings, first_call_s=first, cached_call=cached)
 
 
 @contextmanager

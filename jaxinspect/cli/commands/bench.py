@@ -10,7 +10,13 @@ import typer
 
 from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import MaxInputBytesOpt, SeedOpt, TableOrJsonOpt, TimeoutOpt
+from jaxinspect.cli.options import (
+    InputsOpt,
+    MaxInputBytesOpt,
+    SeedOpt,
+    TableOrJsonOpt,
+    TimeoutOpt,
+)
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import SpecError, UsageError
 from jaxinspect.inputs.limits import DEFAULT_MAX_INPUT_BYTES
@@ -64,6 +70,7 @@ def bench(
         typer.Option(help="Donate this argument's buffers (as the spec's donate:); repeatable."),
     ] = None,
     seed: SeedOpt = 0,
+    values: InputsOpt = None,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     save: Annotated[
         Path | None,
@@ -121,6 +128,13 @@ def bench(
             save = output_path(save, "--save", stdout_ok=False, why="stdout carries the report")
         stored = None if baseline is None else load_baseline(baseline)
         sources = _sources(inputs, compare, tuple(donate or ()))
+        if values is not None:
+            from dataclasses import replace
+
+            from jaxinspect.inputs.spec import parse_input_source
+
+            parse_input_source(values, "--inputs")  # refused before anything runs
+            sources = tuple(replace(source, inputs=values) for source in sources)
         main, others = sources[0], sources[1:]
         identity = None if allow_other_baseline else stored
         if identity is not None:  # before anything is measured

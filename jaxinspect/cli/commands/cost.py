@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jaxinspect.cli.formats import OutputFormat
-from jaxinspect.cli.options import AssumeTripsOpt, TableOrJsonOpt, TimeoutOpt
+from jaxinspect.cli.options import AssumeTripsOpt, InputsOpt, TableOrJsonOpt, TimeoutOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
 from jaxinspect.errors import UsageError
 
@@ -97,6 +97,7 @@ def cost(
         ),
     ] = None,
     assume_trips: AssumeTripsOpt = None,
+    values: InputsOpt = None,
     *,
     timeout: TimeoutOpt = None,
 ) -> None:
@@ -112,11 +113,15 @@ def cost(
             raise UsageError("--sort measured needs --measure")
         if measure_runs is not None and not measure:
             raise UsageError("--measure-runs is the number of runs of --measure; add --measure")
+        if values is not None and not measure:
+            raise UsageError("--inputs picks the values --measure runs on; add --measure")
+        from jaxinspect.inputs.spec import with_inputs
+
         assume = _assumptions(assume_trips)
         runs = (measure_runs, measure)
         report = _analyse(
             inputs.target,
-            inputs.spec(),
+            with_inputs(inputs.spec(), values),
             inputs.backend,
             sort.value,
             profile,

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from jaxinspect.cli.options import AssumeTripsOpt
+from jaxinspect.cli.options import AssumeTripsOpt, InputsOpt
 from jaxinspect.cli.runinputs import RunInputs, run_inputs_command
+from jaxinspect.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -39,13 +40,21 @@ def report(
         ),
     ] = False,
     assume_trips: AssumeTripsOpt = None,
+    execute: Annotated[
+        bool,
+        typer.Option("--execute/--no-execute", help="Run the executable for the timings."),
+    ] = True,
+    values: InputsOpt = None,
 ) -> None:
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
+    if measure and not execute:
+        raise UsageError("--measure runs the program; it cannot go with --no-execute")
     from jaxinspect.atomicfile import write_atomically
     from jaxinspect.cli.outputs import is_stdout, output_path
     from jaxinspect.cost.loopcost import parse_assumption
     from jaxinspect.htmlreport.data import build_report_data
     from jaxinspect.htmlreport.render import render_html
+    from jaxinspect.inputs.spec import with_inputs
     from jaxinspect.inputs.target import load_target
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
     from jaxinspect.xla.profiles import find_profile
@@ -53,7 +62,7 @@ def report(
     destination = output_path(out, "--out")
     assume = tuple(parse_assumption(v) for v in assume_trips or ())
     profile = None if device is None else find_profile(device)
-    spec = inputs.spec()
+    spec = with_inputs(inputs.spec(), values)
     loaded = load_target(inputs.target)
     user = resolve_user_code([], loaded.source_file)
     with frames_recorded(user):
@@ -66,6 +75,7 @@ def report(
             measure_runs=20 if measure else None,
             passes=passes,
             assume=assume,
+            execute=execute,
         )
     html = render_html(data)
     if is_stdout(destination):

@@ -8,6 +8,7 @@ import typer
 from jaxinspect.cli.exits import Outcome
 from jaxinspect.cli.formats import OutputFormat
 from jaxinspect.cli.options import (
+    InputsOpt,
     MaxInputBytesOpt,
     SeedOpt,
     TableOrJsonOpt,
@@ -49,6 +50,7 @@ def stages(
         int | None, typer.Option(min=1, help="Cached calls to time (default: ~0.25 s worth).")
     ] = None,
     seed: SeedOpt = 0,
+    values: InputsOpt = None,
     max_input_bytes: MaxInputBytesOpt = DEFAULT_MAX_INPUT_BYTES,
     full: Annotated[bool, typer.Option("--full", help="Show each IR whole in table mode.")] = False,
     metadata: Annotated[
@@ -81,7 +83,9 @@ def stages(
             progress=_progress_line,
             live_peak=True,
         )
-        cases = inputs.cases()
+        from jaxinspect.inputs.spec import with_inputs
+
+        cases = tuple((name, with_inputs(spec, values)) for name, spec in inputs.cases())
         if len(cases) > 1:
             return _show_case_comparison(inputs, cases, options, output_format)
         report = inspect_with_status(inputs.target, cases[0][1], options)
