@@ -7,15 +7,23 @@ STAMP := $(VENV)/.installed
 
 .PHONY: dev demo test lint fmt check bench schemas clean
 
-$(STAMP): pyproject.toml
+# Two stamps: the runtime alone (jax, jaxlib, typer, rich, pyyaml) is all `make demo` needs;
+# `make dev`/`test`/`lint` add the extras (dev tools, libtpu, the CUDA plugin).
+BASE := $(VENV)/.installed-base
+
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
+
+$(STAMP): $(BASE)
 	$(BIN)/python -m pip install --quiet -e '.[dev,tpu,cuda]'
 	touch $(STAMP)
 
 dev: $(STAMP)
 
-demo: $(STAMP)
+demo: $(BASE)
 	$(BIN)/jaxinspect stages sample_programs/mlp.py:predict --shapes sample_programs/mlp.yaml
 
 # The suite on every core (pytest-xdist, -n auto) in a random order (pytest-randomly; the
