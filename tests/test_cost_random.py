@@ -123,7 +123,9 @@ def test_cost_of_a_jax_random_program_is_short_and_complete(run_cli, tmp_path):
     lines = result.stdout.splitlines()
     assert "LOWER BOUND" not in result.stdout and "not counted" not in result.stdout
     assert "while loops" in result.stdout and "noisy.py:5" in result.stdout
-    assert len(lines) < 60, result.stdout
+    # 62 lines today: the memory table holds the peak, the constants and XLA's own figure
+    # with its note (#21).
+    assert len(lines) < 70, f"{len(lines)} lines\n{result.stdout}"
     doc = json.loads(run_cli(*args, "--format", "json").stdout)
     assert doc["cost"]["not_counted"] == [] and doc["cost"]["not_counted_groups"] == []
     assert doc["cost"]["loop_aware"]["lower_bound"] is False

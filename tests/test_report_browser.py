@@ -45,6 +45,7 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--device",
         "epyc-9654",
         "--measure",
+        "--passes",
         "-o",
         str(out),
     ]
