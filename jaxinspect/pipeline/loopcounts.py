@@ -7,19 +7,13 @@ inputs' values say, so the program's run time holds for the inputs it ran on onl
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from jaxinspect import jaxapi
-
-# An instruction line of the module text: `%name = shape while(...), ..., backend_config=...`.
-_WHILE = re.compile(r"=\s*\S.*?\bwhile\(")
-_KNOWN_TRIPS = re.compile(r'"known_trip_count":\{"n":"\d+"\}')
+from jaxinspect.xla.hlotext import unproved_while_loops
 
 
 def data_dependent_loops(compiled: Any) -> int:
-    """How many while loops of ``compiled`` have no trip count XLA proved."""
-    text = jaxapi.optimized_hlo_text(compiled)
-    return sum(
-        1 for line in text.splitlines() if _WHILE.search(line) and not _KNOWN_TRIPS.search(line)
-    )
+    """How many while loops of ``compiled`` have no trip count XLA proved (the module text
+    the run's other analyses print, read with their trip-count pattern)."""
+    return unproved_while_loops(jaxapi.compiled_module_text(compiled, "the loops' trip counts"))

@@ -161,6 +161,18 @@ class HloText:
         return self._positions[name]
 
 
+# A while instruction's line: `%name = shape while(...), ..., backend_config=...`.
+_WHILE_LINE = re.compile(r"=\s*\S.*?\bwhile\(")
+
+
+def unproved_while_loops(text: str) -> int:
+    """While loops of a printed module with no ``known_trip_count``: each runs as often as
+    its inputs' values say. A line scan, so a run that parses nothing pays no parse."""
+    return sum(
+        1 for line in text.splitlines() if _WHILE_LINE.search(line) and not _TRIP_COUNT.search(line)
+    )
+
+
 # The last module parsed is kept: a report reads the same printed module for its memory
 # timeline and its graph, and parsing 96 layers takes a second. ``HloText`` is immutable.
 @functools.lru_cache(maxsize=1)
