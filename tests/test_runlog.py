@@ -113,6 +113,40 @@ def test_run_exits_with_the_programs_code_and_max_compiles_gates_it(program: Pat
     assert document["max_compiles"] == 3 and document["exceeded"] is False
 
 
+def test_run_fail_on_recompiles_is_the_max_compiles_gate(program: Path) -> None:
+    # step compiles 3 times: 2 recompilations, over >1, within >2.
+    gated = _run("--fail-on", "recompiles>1", "train.py", "0", cwd=program)
+    assert gated.returncode == 1
+    message = next(line for line in gated.stderr.splitlines() if "recompiled" in line)
+    assert message.startswith("jaxinspect: --fail-on 'recompiles>1': step recompiled 2 times")
+    assert "training: static True → False" in message and "x: shape 4×3 → 8×3" in message
+    within = _run(
+        "--fail-on", "recompiles>2", "-f", "json", "-o", "log.json", "train.py", "0", cwd=program
+    )
+    assert within.returncode == 0, within.stderr
+    document = json.loads((program / "log.json").read_text())
+    assert document["max_compiles"] == 3 and document["exceeded"] is False
+    # >= counts the same way: 2 recompilations reach >=2.
+    assert _run("--fail-on", "recompiles>=2", "train.py", "0", cwd=program).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        ("recompile>1", "unknown metric 'recompile'"),
+        ("recompiles>1.5", "whole number"),
+        ("recompiles>+10%", "whole number"),
+        ("recompiles<3", "expected recompiles>N"),
+        ("any", "run gates on recompilations only"),
+        ("", "names no rule"),
+    ],
+)
+def test_run_fail_on_malformed_rule_is_a_usage_error(program: Path, rule: str, said: str) -> None:
+    done = _run("--fail-on", rule, "train.py", "0", cwd=program)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert done.stdout == ""  # refused before the program ran
+
+
 def test_run_m_runs_a_module_as_python_m_does(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()

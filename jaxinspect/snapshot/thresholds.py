@@ -54,8 +54,10 @@ class Verdict:
 DEFAULT_RULES = (Rule("any", "any"),)
 
 
-def parse_rules(text: str | None) -> tuple[Rule, ...]:
+def parse_rules(text: str | None, metrics: tuple[str, ...] = METRICS) -> tuple[Rule, ...]:
     """Parse a ``--fail-on`` value; ``None`` (not given) means ``any``.
+
+    ``metrics`` are the names a metric rule may use (``run`` gates on ``recompiles``).
 
     Raises:
         UsageError: A rule is malformed or names an unknown metric, or the value names no
@@ -63,7 +65,7 @@ def parse_rules(text: str | None) -> tuple[Rule, ...]:
     """
     if text is None:
         return DEFAULT_RULES
-    rules = tuple(_parse_rule(part.strip()) for part in text.split(",") if part.strip())
+    rules = tuple(_parse_rule(part.strip(), metrics) for part in text.split(",") if part.strip())
     if not rules:
         raise UsageError(
             f"--fail-on {text!r} names no rule; with none, no difference would fail",
@@ -72,7 +74,7 @@ def parse_rules(text: str | None) -> tuple[Rule, ...]:
     return rules
 
 
-def _parse_rule(part: str) -> Rule:
+def _parse_rule(part: str, metrics: tuple[str, ...]) -> Rule:
     if part in ("any", "text"):
         return Rule(part, part)
     if part.startswith("new-op:"):
@@ -85,13 +87,13 @@ def _parse_rule(part: str) -> Rule:
         raise UsageError(
             f"--fail-on {part!r}: expected METRIC>+N%, METRIC<-N%, METRIC>N, new-op:NAME, "
             "text or any",
-            hint=f"metrics: {', '.join(METRICS)}",
+            hint=f"metrics: {', '.join(metrics)}",
         )
     name, op, value, percent = match.groups()
-    if name not in METRICS:
+    if name not in metrics:
         raise UsageError(
-            f"--fail-on {part!r}: unknown metric {name!r}{did_you_mean(name, METRICS)}",
-            hint=f"metrics: {', '.join(METRICS)}",
+            f"--fail-on {part!r}: unknown metric {name!r}{did_you_mean(name, metrics)}",
+            hint=f"metrics: {', '.join(metrics)}",
         )
     return Rule(part, "metric", name=name, op=op, value=float(value), relative=bool(percent))
 

@@ -39,14 +39,25 @@ def run(
             min=0, help="Exit 1 when any function of yours compiled more than N times (CI)."
         ),
     ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            metavar="RULE",
+            help="Exit 1 when a function of yours recompiled too often: 'recompiles>N' "
+            "(--max-compiles N+1, check's --fail-on grammar).",
+        ),
+    ] = None,
     debug: DebugOpt = False,
 ) -> Outcome | None:
     """Run a Python program unchanged and log every JAX compilation: where, how long, why.
 
     The program keeps its stdout, stderr and exit code; the log goes to stderr (or -o FILE)
     when it ends, also on an exception or Ctrl-C. With --max-compiles the exit code is 1 when
-    a function compiled too often, else the program's own.
+    a function compiled too often, else the program's own; --fail-on 'recompiles>N' is the
+    same gate.
     """
+    limit, gate = _gate(max_compiles, fail_on)
     args = list(program or [])
     if module is None and not args:
         raise UsageError("run needs a SCRIPT.py (or -m MODULE) to run")
@@ -55,13 +66,27 @@ def run(
         raise UsageError(f"{target}: no such file")
     from jaxinspect.runlog.launch import run_program
 
-    log = run_program(target, args, module=module is not None, max_compiles=max_compiles)
+    log = run_program(target, args, module=module is not None, max_compiles=limit)
     _write_log(log, output, output_format)
     if log.over_limit:
+        from jaxinspect.runlog.gate import over_limit_lines
+
+        for line in over_limit_lines(log, gate):
+            print(f"jaxinspect: {line}", file=sys.stderr)
         return Outcome(differences=True)
     if log.exit_code:
         raise SystemExit(log.exit_code)  # the program's own code, as it ended
     return None
+
+
+def _gate(max_compiles: int | None, fail_on: str | None) -> tuple[int | None, str]:
+    """The compile limit and how the user named it; both options: the stricter one."""
+    gates = [] if max_compiles is None else [(max_compiles, f"--max-compiles {max_compiles}")]
+    if fail_on is not None:
+        from jaxinspect.runlog.gate import compile_limit
+
+        gates.append((compile_limit(fail_on), f"--fail-on {fail_on!r}"))
+    return min(gates) if gates else (None, "")
 
 
 def _write_log(log: "CompileLog", output: Path | None, output_format: OutputFormat) -> None:
