@@ -33,6 +33,8 @@ def passes_to_dict(report: PassesReport) -> dict[str, Any]:
     )
     # The stages report's reasons for keys this document has (not its cost, timings...).
     inherited = {k: v for k, v in base["unavailable"].items() if _top_key(k) in doc}
+    if report.time is not None:  # only with --time: the document without it is unchanged
+        doc["time"] = encode(report.time)
     doc["unavailable"] = {**inherited, **dict(report.unavailable)}
     return doc
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from jaxinspect.base.inspection import InspectionReport
 from jaxinspect.jsonfields import js
+from jaxinspect.passes.timereport import PassTimes
 
 #: The ``pipeline`` of the first step: the module entering XLA, converted from StableHLO.
 INPUT_PIPELINE = "input"
@@ -88,6 +89,8 @@ class PassesReport:
     totals: PassTotals
     #: (JSON path, reason) for the nulls this report adds to the stages report's.
     unavailable: tuple[tuple[str, str], ...] = ()
+    #: ``--time``: each step of the compilation with its wall time; ``None``: not asked for.
+    time: PassTimes | None = None
 
     def reason(self, path: str) -> str | None:
         """Why ``path`` is null, from this report or the stages report it extends."""

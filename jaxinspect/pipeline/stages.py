@@ -17,6 +17,8 @@ from jaxinspect.process.usercode import user_code
 
 #: Pipeline steps in order; a run stops after the last one it needs.
 STEPS = ("trace", "lower", "compile")
+#: The profiler event around each step: ``jaxinspect.trace``, ``jaxinspect.lower``...
+STEP_EVENT = "jaxinspect."
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,9 @@ def run_pipeline(
 
 def _timed(stage: str, target: str, step: Callable[[], Any]) -> tuple[Any, float]:
     # The user's code: its prints go to stderr, and whatever it raises is a StageError.
-    with quiet_gc(), user_code(stage, target):
+    # The annotation marks the step in a profile taken around the run (``passes --time``
+    # reads each step's events inside it); without a profiler it costs a flag check.
+    with quiet_gc(), user_code(stage, target), jax.profiler.TraceAnnotation(STEP_EVENT + stage):
         start = time.perf_counter()
         result = step()
         return result, time.perf_counter() - start

@@ -37,12 +37,27 @@ def passes(
         bool, typer.Option("--all", help="List the snapshots that changed nothing too.")
     ] = False,
     transform: TransformOpt = None,
+    time: Annotated[
+        bool,
+        typer.Option(
+            "--time",
+            help="Time each XLA pipeline and pass instead (one compilation under JAX's "
+            "profiler, no snapshots).",
+        ),
+    ] = False,
 ) -> None:
     """XLA's passes over TARGET's module, from StableHLO to the scheduled module, in order."""
     if diff is not None and output_format is OutputFormat.JSON:
         raise UsageError("--diff prints a unified diff; leave out --format json")
-    report = _analyse(inputs.target, inputs.spec(), inputs.backend, transform)
-    if diff is not None:
+    if time and (diff is not None or show_all):
+        raise UsageError("--time times one compilation without snapshots; leave out --diff/--all")
+    report = _analyse(inputs.target, inputs.spec(), inputs.backend, transform, timed=time)
+    if report.time is not None and output_format is not OutputFormat.JSON:
+        from jaxinspect.passes.timeconsole import render_pass_times
+        from jaxinspect.renderers.stdout import stdout_console
+
+        stdout_console().print(render_pass_times(report))
+    elif diff is not None:
         _print_diff(report, diff)
     elif output_format is OutputFormat.JSON:
         from jaxinspect.passes.jsondoc import render_passes_json
@@ -56,18 +71,20 @@ def passes(
 
 
 def _analyse(
-    target: str, spec: "Spec", backend: str | None, transform: list[str] | None
+    target: str, spec: "Spec", backend: str | None, transform: list[str] | None, *, timed: bool
 ) -> "PassesReport":
     from rich.console import Console
 
     from jaxinspect.inputs.target import load_target
     from jaxinspect.inputs.transforms import parse_transforms
     from jaxinspect.passes.runner import run_passes
+    from jaxinspect.passes.timing import time_passes
     from jaxinspect.stages.runner import InspectOptions
 
     options = InspectOptions(backend=backend, transforms=parse_transforms(transform))
-    with Console(stderr=True).status(f"compiling {target} with pass dumps …"):
-        return run_passes(load_target(target), spec, options)
+    how = "under the profiler" if timed else "with pass dumps"
+    with Console(stderr=True).status(f"compiling {target} {how} …"):
+        return (time_passes if timed else run_passes)(load_target(target), spec, options)
 
 
 def _print_diff(report: "PassesReport", key: str) -> None:
