@@ -5,8 +5,9 @@ the Python thread, ``pipeline/stages.py`` marks each step with a ``jaxinspect.ST
 the events inside it nest by time. XLA compiles on a thread of its own while the Python
 thread waits in ``backend_compile_and_load``: that thread's events (one per pass pipeline,
 naming the module, and one per pass inside it) are hung under the innermost Python event
-that contains them. Other threads (the CPU backend's code generation workers) run alongside:
-their busy time is summed apart, never added to a total.
+that contains them, and so are other threads' events while the thread that started them
+waits. Events that run alongside listed work (the CPU backend's code generation workers)
+are summed apart, never added to a total: the children of an event never overlap.
 """
 
 from __future__ import annotations
@@ -83,8 +84,13 @@ def _module(stats: Iterable[tuple[str, Any]]) -> str | None:
 
 
 def _hang_compiler_thread(compile_node: _Node, others: list[list[_Node]]) -> float | None:
-    """Hang the compiler thread's events under the Python events that waited for them;
-    return the other threads' busy time inside the compile step (``None``: no other)."""
+    """Hang other threads' events under the events that waited for them; return the busy
+    time of those that ran alongside listed work (``None``: no other thread had events).
+
+    Threads are taken busiest first. An event is hung under the innermost event containing
+    it when none of that event's children overlaps it (its thread was waiting); one that
+    overlaps ran concurrently (code generation workers) and joins no total.
+    """
     inside = [
         [n for n in forest if compile_node.start <= n.start and n.end <= compile_node.end]
         for forest in others
@@ -92,12 +98,16 @@ def _hang_compiler_thread(compile_node: _Node, others: list[list[_Node]]) -> flo
     inside = sorted((f for f in inside if f), key=lambda f: -sum(n.end - n.start for n in f))
     if not inside:
         return None
-    for node in inside[0]:
-        _innermost(compile_node, node).children.append(node)
-    for parent in _walk(compile_node):
-        parent.children.sort(key=lambda n: n.start)
-    workers = [n for forest in inside[1:] for n in forest]
-    return sum(n.seconds for n in workers) if workers else None
+    concurrent = 0.0
+    for forest in inside:
+        for node in forest:
+            parent = _innermost(compile_node, node)
+            if any(c.start < node.end and node.start < c.end for c in parent.children):
+                concurrent += node.seconds
+                continue
+            parent.children.append(node)
+            parent.children.sort(key=lambda n: n.start)
+    return concurrent
 
 
 def _innermost(parent: _Node, node: _Node) -> _Node:
@@ -105,12 +115,6 @@ def _innermost(parent: _Node, node: _Node) -> _Node:
         if child.start <= node.start and node.end <= child.end:
             return _innermost(child, node)
     return parent
-
-
-def _walk(node: _Node) -> Iterator[_Node]:
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def _label(node: _Node, in_pipeline: bool) -> tuple[str, str]:

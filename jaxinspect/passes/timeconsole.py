@@ -38,7 +38,7 @@ def render_pass_times(report: PassesReport) -> RenderableType:
 def _table(module: str, times: PassTimes) -> FitTable:
     table = FitTable(
         [
-            Col("step", kind="path"),
+            Col("step", kind="prose"),
             Col("kind", drop=2),
             Col("runs", justify="right"),
             Col("time", justify="right"),

@@ -48,13 +48,13 @@ class PassTimes:
     """Where one compilation's time went, read off a profile of the run's one compilation.
 
     Attributes:
-        steps: The rows (``None`` when the profile holds no compile events: see ``unavailable``
-            under ``time.steps``).
+        steps: The rows (null when the profiler wrote no profile: see ``unavailable`` under
+            ``time.steps``).
         compile_s: Wall time of ``Lowered.compile()``, from ``time.perf_counter`` around
             the call (the profiler on, its events not used).
         accounted_s: The compile row's children summed: what the events account for.
         worker_s: Busy time of the compiler's worker threads, concurrent with the rows
-            above and so in no total (``None``: none ran).
+            and so in no total (null: no other thread left events).
         profiler: How the profile was taken.
     """
 
@@ -68,7 +68,7 @@ class PassTimes:
 
     @property
     def coverage(self) -> float | None:
-        """``accounted_s`` over ``compile_s`` (``None``: either is missing)."""
+        """``accounted_s`` over ``compile_s`` (null: either is missing)."""
         if self.accounted_s is None or not self.compile_s:
             return None
         return self.accounted_s / self.compile_s
@@ -77,7 +77,7 @@ class PassTimes:
     def top_pass(self) -> str | None:
         """The XLA pass that took longest, a pass that only runs a pipeline of passes left out
         (``simplification`` runs its pipeline to a fixed point); a pipeline where no pass has
-        an event; ``None``: neither has."""
+        an event; null: neither has."""
         steps = self.steps or ()
         passes = [s for i, s in enumerate(steps) if s.kind == PASS and not _runs_pipeline(steps, i)]
         passes = passes or [s for s in steps if s.is_pass]

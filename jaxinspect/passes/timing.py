@@ -57,6 +57,12 @@ def time_passes(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> Pa
     from jaxinspect.stages.runner import run_inspection
 
     timed_options = replace(options, sections=("hlo",), execute=False)
+    if spec.topology is not None:
+        from jaxinspect.topologies.tpu import topology_devices
+
+        # Load the target's compiler plugin now: a plugin loaded while the profile runs
+        # registers its profiler too late, and its compiler's events would be missing.
+        topology_devices(spec.topology)
     with _profiled() as profile:
         source, artifacts = run_inspection(loaded, spec, timed_options)
     reasons: list[tuple[str, str]] = [("passes", NOT_DUMPED)]
