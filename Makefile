@@ -51,6 +51,7 @@ schemas: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_stages.py
+	$(BIN)/python tests/benchmarks/bench_passes_time.py
 	$(BIN)/python tests/benchmarks/bench_bench_accuracy.py
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py
 	$(BIN)/python tests/benchmarks/bench_snapdiff.py --renumber 20

@@ -170,6 +170,19 @@ def test_cli_json_without_time_has_no_time_key_and_time_rejects_diff(run_cli: An
     assert refused.exit_code == 2 and "--time" in refused.stderr
 
 
+def test_report_passes_time_adds_the_section(run_cli: Any, tmp_path: Any) -> None:
+    target = sample(MLP[0].split(":")[0]) + ":predict"
+    page = tmp_path / "report.html"
+    args = ("report", target, "--shapes", sample(MLP[1]), "--no-execute", "-o", str(page))
+    done = run_cli(*args, "--passes-time")
+    assert done.exit_code == 0, done.stderr
+    html = page.read_text()
+    assert '<section id="pass-times">' in html and "compile events account for" in html
+    assert 'id="t-pass-times"' in html and "backend_compile_and_load" in html
+    assert run_cli(*args).exit_code == 0
+    assert '<section id="pass-times">' not in page.read_text()  # only when asked for
+
+
 @pytest.mark.skipif(NO_TPU, reason="libtpu is not installed")
 def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
     done = _cli(

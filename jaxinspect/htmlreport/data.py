@@ -26,6 +26,7 @@ from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
 from jaxinspect.memory.report import MemoryReport
 from jaxinspect.passes.report import PassesReport
+from jaxinspect.passes.timereport import PassTimes
 from jaxinspect.xla.breakdown import LoopInfo, OpCost
 from jaxinspect.xla.hlotext import HloText, parse_module
 from jaxinspect.xla.ownership import UserCode
@@ -101,6 +102,8 @@ class ReportData:
     unavailable: tuple[tuple[str, str], ...] = ()
     #: By ``file:line``: each line of an op's stack, with the lines around it.
     contexts: dict[str, SourceContext] = field(default_factory=dict)
+    #: ``--passes-time``: the compilation's time by step, from a profile of it; else ``None``.
+    pass_times: PassTimes | None = None
 
 
 def build_report_data(
@@ -114,12 +117,14 @@ def build_report_data(
     passes: bool = False,
     assume: tuple[TripAssumption, ...] = (),
     execute: bool = True,
+    passes_time: bool = False,
 ) -> ReportData:
     """Compile ``loaded`` once with XLA's dump and gather every section.
 
     ``passes``: XLA also dumps the module after every pass, for the passes section. Off by
     default: at 48 transformer blocks that dump made the whole report about 45% slower
     (XLA prints the module hundreds of times), for a section `jaxinspect passes` also gives.
+    ``passes_time``: the run is profiled, for the time by pass (the dump's writing included).
 
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
@@ -128,12 +133,14 @@ def build_report_data(
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.memory.runner import build_memory_report
     from jaxinspect.passes.runner import build_passes_report
+    from jaxinspect.passes.timing import profiled_run
     from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.timing.quiet import frozen_heap
     from jaxinspect.stages.runner import InspectOptions, run_inspection
 
     sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
-    with compilation_dump(passes=passes) as dump:
+    gaps: list[tuple[str, str]] = []
+    with compilation_dump(passes=passes) as dump, profiled_run(spec, on=passes_time) as timed:
         options = InspectOptions(
             backend=backend,
             sections=sections,
@@ -151,7 +158,7 @@ def build_report_data(
         profile = profile_for_kind(source.device_kind)
         chosen_by = f"the compiled device ({source.device_kind})"
     cost = build_cost_report(source, program, "flops", profile, user, op_times, assume)
-    gaps: list[tuple[str, str]] = []
+    pass_times = timed.pass_times(source.timings, gaps) if passes_time else None
     memory = _try(
         lambda: build_memory_report(source, compiled, dumped, profile=profile, user=user),
         "memory",
@@ -174,6 +181,7 @@ def build_report_data(
         stages=_stages(source, artifacts.lowered),
         unavailable=tuple(gaps),
         contexts=source_contexts(stacks.frames_used()),
+        pass_times=pass_times,
     )
 
 

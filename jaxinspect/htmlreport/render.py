@@ -17,6 +17,7 @@ from jaxinspect.htmlreport.charts import histogram_svg, roofline_svg, timeline_s
 from jaxinspect.htmlreport.data import ReportData
 from jaxinspect.htmlreport.embed import embedded_json
 from jaxinspect.htmlreport.graphpage import graph_section
+from jaxinspect.htmlreport.passtimes import pass_times_section
 from jaxinspect.htmlreport.tables import (
     Cell,
     line_table,
@@ -45,6 +46,9 @@ def render_html(data: ReportData) -> str:
     ]
     if src.collectives is not None and src.collectives.items:
         sections.insert(3, ("collectives", "Collectives", _collectives(data)))
+    if data.pass_times is not None:  # report --passes-time
+        times = pass_times_section(data.pass_times, data.unavailable)
+        sections.insert(-1, ("pass-times", "Compile time by pass", times))
     nav = " · ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections)
     body = "".join(
         f'<section id="{key}"><details open><summary><h2>{escape(title)}</h2></summary>'

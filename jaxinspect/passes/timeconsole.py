@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -79,20 +80,19 @@ def _share(step: TimedStep, times: PassTimes) -> float | None:
     return step.seconds / times.compile_s
 
 
-def summary_lines(times: PassTimes, reason: object) -> list[str]:
+def summary_lines(times: PassTimes, reason: Callable[[str], str | None]) -> list[str]:
     """The sentences under the table (the HTML report shows them too).
 
     Args:
         times: The timed report.
-        reason: ``PassesReport.reason``: why a value is null.
+        reason: Why the value at a JSON path is null (``PassesReport.reason``).
     """
-    why = reason if callable(reason) else (lambda _path: None)
+    why = reason
     lines = []
     if times.accounted_s is not None and times.compile_s and times.coverage is not None:
         lines.append(
             f"compile events account for {format_seconds(times.accounted_s)} of "
-            f"{format_seconds(times.compile_s)} compile ({times.coverage:.0%}; the compile "
-            "timed outside the profiler's events)"
+            f"{format_seconds(times.compile_s)} compile ({times.coverage:.0%})"
         )
     else:
         lines.append(f"compile events: none ({why('time.accounted_s') or 'not read'})")
@@ -105,5 +105,5 @@ def summary_lines(times: PassTimes, reason: object) -> list[str]:
             f"compiler worker threads: {format_seconds(times.worker_s)} busy alongside "
             "(concurrent, in no total)"
         )
-    lines.append(f"profile: {times.profiler}; see docs/passes.md for its overhead")
+    lines.append(f"profile: {times.profiler} (its cost: docs/passes.md)")
     return lines

@@ -38,8 +38,15 @@ NOT_DUMPED = (
 
 
 @dataclass(slots=True)
-class _Profile:
-    data: Any = None  # jax.profiler.ProfileData, once the trace stopped
+class Profile:
+    """What ``profiled_run`` recorded; ``data`` is set once the block ends."""
+
+    data: Any = None  # jax.profiler.ProfileData; None: the profiler wrote nothing
+
+    def pass_times(self, timings: Timings, reasons: list[tuple[str, str]]) -> PassTimes:
+        """The time rows of the run profiled (``timings``: its stage times)."""
+        events = None if self.data is None else read_stage_events(self.data)
+        return build_pass_times(timings, events, reasons)
 
 
 def time_passes(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> PassesReport:
@@ -57,16 +64,10 @@ def time_passes(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> Pa
     from jaxinspect.stages.runner import run_inspection
 
     timed_options = replace(options, sections=("hlo",), execute=False)
-    if spec.topology is not None:
-        from jaxinspect.topologies.tpu import topology_devices
-
-        # Load the target's compiler plugin now: a plugin loaded while the profile runs
-        # registers its profiler too late, and its compiler's events would be missing.
-        topology_devices(spec.topology)
-    with _profiled() as profile:
+    with profiled_run(spec) as profile:
         source, artifacts = run_inspection(loaded, spec, timed_options)
     reasons: list[tuple[str, str]] = [("passes", NOT_DUMPED)]
-    times = build_pass_times(source.timings, read_stage_events(profile.data), reasons)
+    times = profile.pass_times(source.timings, reasons)
     return PassesReport(
         source=source,
         module=_module_name(source, artifacts.compiled),
@@ -78,14 +79,32 @@ def time_passes(loaded: LoadedTarget, spec: Spec, options: InspectOptions) -> Pa
 
 
 @contextmanager
-def _profiled() -> Iterator[_Profile]:
-    """``jax.profiler.trace`` into a private folder, read back once it stops."""
+def profiled_run(spec: Spec, *, on: bool = True) -> Iterator[Profile]:
+    """``jax.profiler.trace`` into a private folder, read back once it stops.
+
+    Put around the one ``run_inspection`` of a run: ``pipeline/stages.py`` marks each of its
+    steps in the profile. The profiler is stopped before the block's caller measures anything
+    else (``cost --measure`` starts a profile of its own). ``on=False``: nothing is profiled
+    (``data`` stays ``None``).
+
+    Raises:
+        UsageError: ``spec.topology`` names a target this host cannot compile for.
+    """
     import jax
 
+    if not on:
+        yield Profile()
+        return
+    if spec.topology is not None:
+        from jaxinspect.topologies.tpu import topology_devices
+
+        # Load the target's compiler plugin now: a plugin loaded while the profile runs
+        # registers its profiler too late, and its compiler's events would be missing.
+        topology_devices(spec.topology)
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     folder = Path(tempfile.mkdtemp(prefix="jaxinspect-passtime-"))
-    profile = _Profile()
+    profile = Profile()
     try:
         # libtpu's profiler plugin, where installed, writes its start-up chatter to fd 2.
         with quiet_native_stderr():

@@ -39,6 +39,13 @@ def report(
             "compile).",
         ),
     ] = False,
+    passes_time: Annotated[
+        bool,
+        typer.Option(
+            "--passes-time",
+            help="Add the compile time by XLA pass (the compilation runs under JAX's profiler).",
+        ),
+    ] = False,
     assume_trips: AssumeTripsOpt = None,
     execute: Annotated[
         bool,
@@ -76,6 +83,7 @@ def report(
             passes=passes,
             assume=assume,
             execute=execute,
+            passes_time=passes_time,
         )
     html = render_html(data)
     if is_stdout(destination):
