@@ -94,6 +94,14 @@ def test_xla_pipelines_hold_their_passes_and_repeated_passes_are_grouped(
     assert any(s.runs > 1 for s in steps if s.is_pass)
     # The pipeline's name comes without XLA's " (jit_...)" suffix.
     assert not any(s.name.endswith(f"({timed.module})") for s in steps)
+    # Each pass counted once: the outermost pipeline rows, inside the compile's events.
+    outer = sum(
+        s.seconds
+        for s in steps
+        if s.kind == PIPELINE and s.depth == min(p.depth for p in steps if p.kind == PIPELINE)
+    )
+    assert times.passes_s is not None and 0 < times.passes_s <= (times.accounted_s or 0)
+    assert times.passes_s >= outer
     top = times.top_pass
     assert top is not None and top in {s.name for s in steps if s.kind == PASS}
     assert max((s for s in steps if s.name == top), key=lambda s: s.seconds).seconds > 0

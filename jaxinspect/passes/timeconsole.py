@@ -96,6 +96,11 @@ def summary_lines(times: PassTimes, reason: Callable[[str], str | None]) -> list
         )
     else:
         lines.append(f"compile events: none ({why('time.accounted_s') or 'not read'})")
+    if times.passes_s is not None and times.compile_s:
+        lines.append(
+            f"XLA's pass pipelines account for {format_seconds(times.passes_s)} of it "
+            f"({times.passes_s / times.compile_s:.1%}); the rest: the backend, other steps"
+        )
     top = times.top_pass
     lines.append(
         f"top pass: {top}" if top else f"top pass: none ({why('time.top_pass') or 'no events'})"

@@ -64,7 +64,7 @@ class PassTimes:
     worker_s: float | None
     profiler: str
 
-    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("coverage", "top_pass")
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("coverage", "passes_s", "top_pass")
 
     @property
     def coverage(self) -> float | None:
@@ -72,6 +72,21 @@ class PassTimes:
         if self.accounted_s is None or not self.compile_s:
             return None
         return self.accounted_s / self.compile_s
+
+    @property
+    def passes_s(self) -> float | None:
+        """Time in XLA's pass pipelines and passes, each counted once (the outermost rows of
+        those kinds); null: the compiler emitted no pass events."""
+        steps = self.steps or ()
+        outer: list[TimedStep] = []
+        inside_depth: int | None = None  # depth of the pass row whose subtree we are in
+        for step in steps:
+            if inside_depth is not None and step.depth > inside_depth:
+                continue
+            inside_depth = step.depth if step.is_pass else None
+            if step.is_pass:
+                outer.append(step)
+        return sum(s.seconds for s in outer) if outer else None
 
     @property
     def top_pass(self) -> str | None:
