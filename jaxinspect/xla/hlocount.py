@@ -9,6 +9,7 @@ header above it alone: that is what lets ``counts_after`` update a histogram fro
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -18,9 +19,48 @@ from jaxinspect.textdiff.linematch import Change
 # The first " = " of an instruction line is its assignment (metadata and configs have none).
 _OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
 _HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
+# ``_HEADER`` split in two, each starting with a literal that the regex engine scans for fast
+# (``_HEADER`` tries its optional group at every line start): the same matches, in a third
+# less time on a 14 MB module.
+_PLAIN_HEADER = re.compile(r"\n%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
+_ENTRY_HEADER = re.compile(r"\nENTRY %([\w.\-]+) [^\n]*\{(?=\n|\Z)")
 _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 # XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
 _KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Bodies:
+    """Where each computation's body lies in a module text: read once, asked for by name.
+
+    Compact (the names in one string, the offsets in one array), so that a forked child that
+    counted the text sends it back in a few milliseconds.
+    """
+
+    names: str  # the computations' names in text order, one per line
+    offsets: array[int]  # the first header's start, then each body's start and stop
+
+    @property
+    def top(self) -> int:
+        """Where the first header starts (the end of the text if none)."""
+        return self.offsets[0]
+
+    def spans(self) -> list[tuple[str, int, int]]:
+        """``(name, start, stop)`` of each body, in text order."""
+        if not self.names and len(self.offsets) == 1:
+            return []
+        pairs = iter(self.offsets[1:])
+        return list(zip(self.names.split("\n"), pairs, pairs, strict=True))
+
+    def named(self, wanted: Collection[str]) -> list[tuple[str, int, int]]:
+        """The spans of the bodies whose name is in ``wanted`` (all of them, where one repeats)."""
+        names = self.names.split("\n") if len(self.offsets) > 1 else []
+        offsets = self.offsets
+        return [
+            (name, offsets[1 + 2 * k], offsets[2 + 2 * k])
+            for k, name in enumerate(names)
+            if name in wanted
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,21 +70,30 @@ class HloCount:
     ops: Counter[str]  # opcodes outside fused computations
     calls: Counter[str]  # computation name -> fusion instructions that call it
     text: str
+    #: Where its computations' bodies lie, if read already (``apply_delta`` needs a few).
+    bodies: Bodies | None = None
 
 
 # Up to this many names, str.find per name beats one regex scan of every header.
 _FEW_BODIES = 16
 
 
-def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
-    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats)."""
+def body_ops(
+    text: str, names: Collection[str], bodies: Bodies | None = None
+) -> dict[str, Counter[str]]:
+    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats).
+
+    ``bodies``, if given, is ``find_bodies(text)``, read already: no scan of the text then.
+    """
     wanted = set(names)
-    if len(wanted) > _FEW_BODIES:
-        bodies = [body for body in _bodies(text)[1] if body[0] in wanted]
+    if bodies is not None:
+        found = bodies.named(wanted) if wanted else []
+    elif len(wanted) > _FEW_BODIES:
+        found = [body for body in find_bodies(text).spans() if body[0] in wanted]
     else:  # a change fuses or unfuses a few computations: find them, skip the header scan
-        bodies = [body for name in wanted for body in _bodies_named(text, name)]
+        found = [body for name in wanted for body in _bodies_named(text, name)]
     ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
-    for name, start, stop in bodies:
+    for name, start, stop in found:
         ops[name].update(_OPCODE.findall(text, start, stop))
     return ops
 
@@ -52,25 +101,27 @@ def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
     calls = fusion_calls(text)
-    top, bodies = _bodies(text)
+    bodies = find_bodies(text)
     # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
     # costs more than scanning it (fresh memory is slow to touch).
-    ops = _OPCODE.findall(text, 0, top)
-    for name, start, stop in bodies:
+    ops = _OPCODE.findall(text, 0, bodies.top)
+    for name, start, stop in bodies.spans():
         if name not in calls:
             ops += _OPCODE.findall(text, start, stop)
-    return HloCount(Counter(ops), calls, text)
+    return HloCount(Counter(ops), calls, text, bodies)
 
 
-def _bodies(text: str) -> tuple[int, list[tuple[str, int, int]]]:
-    """Where the first header starts, and ``(name, start, stop)`` of each computation's body.
-
-    A body runs from the end of its header to the start of the next header.
-    """
-    headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(text)]
-    starts = [*(start for _, start, _ in headers), len(text)]
-    bodies = [(name, end, stop) for (name, _, end), stop in zip(headers, starts[1:], strict=True)]
-    return starts[0], bodies
+def find_bodies(text: str) -> Bodies:
+    """Where each computation's body lies: from the end of its header to the next header."""
+    headers = [(m.group(1), m.start(), m.end()) for m in _PLAIN_HEADER.finditer(text)]
+    if "\nENTRY %" in text:  # as ``_HEADER`` finds them, in one pass
+        headers += [(m.group(1), m.start(), m.end()) for m in _ENTRY_HEADER.finditer(text)]
+        headers.sort(key=lambda header: header[1])
+    offsets = array("q", [headers[0][1] if headers else len(text)])
+    for k, (_, _, end) in enumerate(headers):
+        offsets.append(end)
+        offsets.append(headers[k + 1][1] if k + 1 < len(headers) else len(text))
+    return Bodies("\n".join(name for name, _, _ in headers), offsets)
 
 
 def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
@@ -160,7 +211,7 @@ def apply_delta(
 
     flipped = [name for name in changed_callees(delta) if fused(name) != (name in old.calls)]
     if bodies is None:
-        bodies = body_ops(old.text, flipped)
+        bodies = body_ops(old.text, flipped, old.bodies)
     counts = old.ops.copy()
     for name in flipped:
         if fused(name):
@@ -184,16 +235,29 @@ def _attribute(
 
     Returns the computation that the line after them belongs to.
     """
-    for index, line in enumerate(lines, first):
-        header = _HEADER.fullmatch(f"\n{line}") if index and line.startswith(("%", "E")) else None
-        if header is not None:
-            name = header.group(1)
-        elif ops := _OPCODE.findall(line):
-            if sign < 0:
-                delta[name].subtract(ops)
-            else:
-                delta[name].update(ops)
+    if not lines:
+        return name
+    # The lines as one text, read with one scan per pattern: a renamed layer is a change of
+    # hundreds of lines. Each match stays within a line, as it would line by line; line 0 of
+    # the text is no header (none starts the text).
+    block = "\n" + "\n".join(lines)
+    start = 0
+    for header in _HEADER.finditer(block, 1 if first == 0 else 0):
+        _add(delta, name, _OPCODE.findall(block, start, header.start()), sign)
+        name, start = header.group(1), header.end()
+    _add(delta, name, _OPCODE.findall(block, start), sign)
     return name
+
+
+def _add(
+    delta: defaultdict[str | None, Counter[str]], name: str | None, ops: list[str], sign: int
+) -> None:
+    if not ops:
+        return
+    if sign < 0:
+        delta[name].subtract(Counter(ops))
+    else:
+        delta[name].update(ops)
 
 
 class _HeaderTracker:
