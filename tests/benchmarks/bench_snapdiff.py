@@ -10,7 +10,8 @@ With ``--renumber N`` every Nth copy is also renamed throughout in the new text 
 so the structural pass has renamings to undo (``make bench`` runs both).
 
 Run: .venv/bin/python tests/benchmarks/bench_snapdiff.py [--repeats 5] [--renumber 20]
-Goals: jaxinspect/GNU <= 3x, and jaxinspect(400k)/jaxinspect(200k) <= 2.3x.
+Goals (issue #21): jaxinspect/GNU <= 2x, or <= 3x with ``--renumber`` (renamings to undo); and
+jaxinspect(400k)/jaxinspect(200k) <= 2.3x.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def main() -> None:
         help="Also rename every Nth copy of the module (names-only changes) in the new text.",
     )
     args = parser.parse_args()
+    goal = 3.0 if args.renumber else 2.0
     gnu = shutil.which("diff")
     if gnu is None:
         raise SystemExit("GNU diff is needed for the reference timing")
@@ -137,7 +139,7 @@ def main() -> None:
                     f"{size:>7} lines, {args.changes * size // 200_000} changes, "
                     f"--text-diff {name}: jaxinspect diff {medians[name, size]:.3f} s, "
                     f"GNU diff -u {gnu_s:.3f} s, ratio {medians[name, size] / gnu_s:.2f}x "
-                    "(goal <= 3x)"
+                    f"(goal <= {goal:g}x)"
                 )
     for name in modes:
         growth = medians[name, 400_000] / medians[name, 200_000]
