@@ -122,7 +122,7 @@ def _hlo_counts_and_diff(
     return _sorted(old_counts.ops), _sorted(new_counts), diff
 
 
-_Parts = tuple[Counter[str], Counter[str], Bodies | None]
+_Parts = tuple[Counter[str], Counter[str], Bodies]
 
 
 def _count_parts(text: str) -> _Parts:

@@ -70,30 +70,18 @@ class HloCount:
     ops: Counter[str]  # opcodes outside fused computations
     calls: Counter[str]  # computation name -> fusion instructions that call it
     text: str
-    #: Where its computations' bodies lie, if read already (``apply_delta`` needs a few).
-    bodies: Bodies | None = None
+    #: Where its computations' bodies lie (``apply_delta`` counts the few a change flips).
+    bodies: Bodies
 
 
-# Up to this many names, str.find per name beats one regex scan of every header.
-_FEW_BODIES = 16
-
-
-def body_ops(
-    text: str, names: Collection[str], bodies: Bodies | None = None
-) -> dict[str, Counter[str]]:
+def body_ops(text: str, names: Collection[str], bodies: Bodies) -> dict[str, Counter[str]]:
     """Opcodes in the body of each computation in ``names`` (in all, where a name repeats).
 
-    ``bodies``, if given, is ``find_bodies(text)``, read already: no scan of the text then.
+    ``bodies`` is ``find_bodies(text)``, read once: no scan of the text per name.
     """
     wanted = set(names)
-    if bodies is not None:
-        found = bodies.named(wanted) if wanted else []
-    elif len(wanted) > _FEW_BODIES:
-        found = [body for body in find_bodies(text).spans() if body[0] in wanted]
-    else:  # a change fuses or unfuses a few computations: find them, skip the header scan
-        found = [body for name in wanted for body in _bodies_named(text, name)]
     ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
-    for name, start, stop in found:
+    for name, start, stop in bodies.named(wanted) if wanted else []:
         ops[name].update(_OPCODE.findall(text, start, stop))
     return ops
 
@@ -122,21 +110,6 @@ def find_bodies(text: str) -> Bodies:
         offsets.append(end)
         offsets.append(headers[k + 1][1] if k + 1 < len(headers) else len(text))
     return Bodies("\n".join(name for name, _, _ in headers), offsets)
-
-
-def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
-    """The bodies that ``_bodies`` would list under ``name``, found with ``str.find``."""
-    found = []
-    needle = f"%{name} "  # operands are followed by "," or ")": this is nearly always a header
-    pos = text.find(needle)
-    while pos >= 0:
-        line_start = text.rfind("\n", 0, pos)
-        header = _HEADER.match(text, line_start) if line_start >= 0 else None
-        if header is not None and header.group(1) == name:
-            following = _HEADER.search(text, header.end())
-            found.append((name, header.end(), following.start() if following else len(text)))
-        pos = text.find(needle, pos + 1)
-    return found
 
 
 def fusion_calls(text: str) -> Counter[str]:
@@ -197,21 +170,18 @@ def changed_callees(delta: LineDelta) -> list[str]:
     return [name for name, change in delta.calls.items() if change]
 
 
-def apply_delta(
-    old: HloCount, delta: LineDelta, bodies: dict[str, Counter[str]] | None = None
-) -> Counter[str]:
+def apply_delta(old: HloCount, delta: LineDelta) -> Counter[str]:
     """The second half of ``counts_after``: ``a``'s counts changed by the line delta.
 
-    ``bodies`` is ``body_ops(a, changed_callees(delta))`` if computed already (it needs
-    only ``a`` and the delta, so it can run while ``a`` is being counted).
+    Only the computations whose fusion status flips are counted again, found by name in
+    ``old.bodies``.
     """
 
     def fused(name: str | None) -> bool:  # None: the text above the first computation
         return name is not None and old.calls[name] + delta.calls[name] > 0
 
     flipped = [name for name in changed_callees(delta) if fused(name) != (name in old.calls)]
-    if bodies is None:
-        bodies = body_ops(old.text, flipped, old.bodies)
+    bodies = body_ops(old.text, flipped, old.bodies)
     counts = old.ops.copy()
     for name in flipped:
         if fused(name):
