@@ -136,8 +136,8 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
 def test_body_index_finds_the_headers_one_pattern_finds(
     hlo_texts: dict[str, str], flavour: str
 ) -> None:
-    # find_bodies reads headers with two literal-led patterns (plain, ENTRY): the same spans
-    # as the one pattern that the line delta reads, wherever ENTRY stands.
+    # The index a count records (and sends back from its forked child) gives each body's
+    # span as the header pattern reads it, wherever ENTRY stands, and finds bodies by name.
     text = hlo_texts[flavour]
     entry_first = text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
     for module in (text, entry_first, "%first (p: f32[]) -> f32[] {\n}\n", ""):

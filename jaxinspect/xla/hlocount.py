@@ -19,11 +19,6 @@ from jaxinspect.textdiff.linematch import Change
 # The first " = " of an instruction line is its assignment (metadata and configs have none).
 _OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
 _HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
-# ``_HEADER`` split in two, each starting with a literal that the regex engine scans for fast
-# (``_HEADER`` tries its optional group at every line start): the same matches, in a third
-# less time on a 14 MB module.
-_PLAIN_HEADER = re.compile(r"\n%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
-_ENTRY_HEADER = re.compile(r"\nENTRY %([\w.\-]+) [^\n]*\{(?=\n|\Z)")
 _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 # XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
 _KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
@@ -33,32 +28,36 @@ _KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
 class Bodies:
     """Where each computation's body lies in a module text: read once, asked for by name.
 
-    Compact (the names in one string, the offsets in one array), so that a forked child that
-    counted the text sends it back in a few milliseconds.
+    Compact (the names in one string, the offsets in arrays), so that a forked child that
+    counted the text sends it back in a few milliseconds. A body runs from the end of its
+    header to the start of the next header (or the end of the text).
     """
 
-    names: str  # the computations' names in text order, one per line
-    offsets: array[int]  # the first header's start, then each body's start and stop
+    names: str  # the computations' names in text order, one per line ("" if none)
+    starts: array[int]  # where each header starts
+    ends: array[int]  # where each header ends: its body's start
+    size: int  # the text's length
 
     @property
     def top(self) -> int:
         """Where the first header starts (the end of the text if none)."""
-        return self.offsets[0]
+        return self.starts[0] if self.starts else self.size
 
     def spans(self) -> list[tuple[str, int, int]]:
         """``(name, start, stop)`` of each body, in text order."""
-        if not self.names and len(self.offsets) == 1:
+        if not self.starts:
             return []
-        pairs = iter(self.offsets[1:])
-        return list(zip(self.names.split("\n"), pairs, pairs, strict=True))
+        stops = [*self.starts[1:], self.size]
+        return list(zip(self.names.split("\n"), self.ends, stops, strict=True))
 
     def named(self, wanted: Collection[str]) -> list[tuple[str, int, int]]:
         """The spans of the bodies whose name is in ``wanted`` (all of them, where one repeats)."""
-        names = self.names.split("\n") if len(self.offsets) > 1 else []
-        offsets = self.offsets
+        if not self.starts:
+            return []
+        last = len(self.starts) - 1
         return [
-            (name, offsets[1 + 2 * k], offsets[2 + 2 * k])
-            for k, name in enumerate(names)
+            (name, self.ends[k], self.starts[k + 1] if k < last else self.size)
+            for k, name in enumerate(self.names.split("\n"))
             if name in wanted
         ]
 
@@ -101,15 +100,13 @@ def count_hlo(text: str) -> HloCount:
 
 def find_bodies(text: str) -> Bodies:
     """Where each computation's body lies: from the end of its header to the next header."""
-    headers = [(m.group(1), m.start(), m.end()) for m in _PLAIN_HEADER.finditer(text)]
-    if "\nENTRY %" in text:  # as ``_HEADER`` finds them, in one pass
-        headers += [(m.group(1), m.start(), m.end()) for m in _ENTRY_HEADER.finditer(text)]
-        headers.sort(key=lambda header: header[1])
-    offsets = array("q", [headers[0][1] if headers else len(text)])
-    for k, (_, _, end) in enumerate(headers):
-        offsets.append(end)
-        offsets.append(headers[k + 1][1] if k + 1 < len(headers) else len(text))
-    return Bodies("\n".join(name for name, _, _ in headers), offsets)
+    headers = list(_HEADER.finditer(text))
+    return Bodies(
+        "\n".join([header.group(1) for header in headers]),
+        array("q", [header.start() for header in headers]),
+        array("q", [header.end() for header in headers]),
+        len(text),
+    )
 
 
 def fusion_calls(text: str) -> Counter[str]:
