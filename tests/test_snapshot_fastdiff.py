@@ -22,7 +22,7 @@ from jaxinspect.snapshot.store import load_sides
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.textdiff import linematch
 from jaxinspect.textdiff.linediff import diff_lines, text_hunks, unified_hunks
-from jaxinspect.xla.hlocount import count_hlo, counts_after, fusion_calls
+from jaxinspect.xla.hlocount import _HEADER, count_hlo, counts_after, find_bodies, fusion_calls
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_programs"
 INSERTS = (
@@ -123,13 +123,32 @@ def test_loose_files_read_with_universal_newlines(tmp_path: Path) -> None:
 
 
 def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
-    # More fusions undone than body_ops looks up one by one: the header-scan path.
+    # Many fusions undone at once: every unfused body is counted from the index of bodies.
     old = hlo_texts["normalized"]
     new = old.replace("fusion(", "add(")
     diff = diff_lines(old, new)
     unfused = count_hlo(old).calls.keys() - count_hlo(new).calls.keys()
     assert len(unfused) > 16
     assert counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes) == count_hlo(new).ops
+
+
+@pytest.mark.parametrize("flavour", ["normalized", "raw"])
+def test_body_index_finds_the_headers_one_pattern_finds(
+    hlo_texts: dict[str, str], flavour: str
+) -> None:
+    # The index a count records (and sends back from its forked child) gives each body's
+    # span as the header pattern reads it, wherever ENTRY stands, and finds bodies by name.
+    text = hlo_texts[flavour]
+    entry_first = text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
+    for module in (text, entry_first, "%first (p: f32[]) -> f32[] {\n}\n", ""):
+        headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(module)]
+        stops = [*(start for _, start, _ in headers[1:]), len(module)]
+        expected = [(name, end, stop) for (name, _, end), stop in zip(headers, stops, strict=False)]
+        bodies = find_bodies(module)
+        assert bodies.spans() == expected
+        assert bodies.top == (headers[0][1] if headers else len(module))
+        wanted = {name for name, _, _ in expected[::3]}
+        assert bodies.named(wanted) == [span for span in expected if span[0] in wanted]
 
 
 # The background count forks only in a process without jax (pytest's has it): run it in one.

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.abc
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +38,10 @@ def quiet_native_stderr() -> Iterator[None]:
     It is written back under ``--debug``; a ``JaxInspectError`` leaving the block carries it
     in its message so a failure still shows what the library said.
     """
+    # Imported here: tempfile pulls in shutil, bz2, lzma and random, about a fifth of the
+    # start-up of a ``diff``, which never gets here (every command imports this module).
+    import tempfile
+
     with _lock, tempfile.TemporaryFile() as sink:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -129,12 +131,14 @@ _CUDA_LOADERS = (
 )
 
 
-class _QuietCudaLoad(importlib.abc.MetaPathFinder):
+class _QuietCudaLoad:
     """At the first ``import jax``, load the modules that log about CUDA first, caught.
 
     Installed by the CLI where the CUDA plugin is: the lines would otherwise reach the
     terminal from every command, GPU target or not. Lazy, so commands that never import JAX
-    (``--help``, ``diff``) load nothing; it removes itself after the first time.
+    (``--help``, ``diff``) load nothing; it removes itself after the first time. A finder
+    needs only ``find_spec``: no ``importlib.abc`` base, whose import (importlib.resources,
+    tempfile, shutil) would cost every command's start-up.
     """
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:

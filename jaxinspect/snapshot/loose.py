@@ -22,14 +22,7 @@ from jaxinspect.snapshot.model import (
 )
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import terminated
-from jaxinspect.xla.hlocount import (
-    HloCount,
-    apply_delta,
-    body_ops,
-    changed_callees,
-    count_hlo,
-    line_delta,
-)
+from jaxinspect.xla.hlocount import Bodies, HloCount, apply_delta, count_hlo, line_delta
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
 # The func dialect prints its ops without the prefix inside a function body.
@@ -106,33 +99,36 @@ def _hlo_counts_and_diff(
     new: str,
     diff: LineDiff | None,
     meanwhile: Callable[[], object] | None = None,
-    pending: Callable[[], tuple[Counter[str], Counter[str]]] | None = None,
+    pending: Callable[[], _Parts] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
         # anything after it: on a large text it runs in a forked child (see ``background``)
         # while this process diffs, derives the new side's changes, and runs ``meanwhile``.
+        # The child also sends back where the old text's computations lie, so the few bodies
+        # that a change fuses or unfuses are counted without another scan of the text.
         if pending is None:
             pending = in_background(_count_parts, terminated(old))
         diff = diff_lines(old, new)
         delta = line_delta(diff.a, diff.b, diff.changes)
-        bodies = None if delta is None else body_ops(diff.a, changed_callees(delta))
         if meanwhile is not None:
             meanwhile()
-        ops, calls = pending()
-        old_counts = HloCount(ops, calls, diff.a)
+        ops, calls, bodies = pending()
+        old_counts = HloCount(ops, calls, diff.a, bodies)
     else:
         old_counts = count_hlo(diff.a)
         delta = line_delta(diff.a, diff.b, diff.changes)
-        bodies = None
-    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta, bodies)
+    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta)
     return _sorted(old_counts.ops), _sorted(new_counts), diff
 
 
-def _count_parts(text: str) -> tuple[Counter[str], Counter[str]]:
+_Parts = tuple[Counter[str], Counter[str], Bodies]
+
+
+def _count_parts(text: str) -> _Parts:
     # count_hlo's result but the text itself, which need not travel back.
     counted = count_hlo(text)
-    return counted.ops, counted.calls
+    return counted.ops, counted.calls, counted.bodies
 
 
 def _sorted(counts: Counter[str]) -> OpCounts:

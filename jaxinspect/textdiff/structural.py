@@ -56,11 +56,13 @@ class StructuralDiff:
     changed: tuple[str, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     defs: list[str]
     refs: list[str]
     template: str
+    #: Whether the line heads an HLO computation (read once per distinct line, see ``_header``).
+    header: bool = False
 
 
 def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
@@ -113,6 +115,7 @@ def _memoized(parse: Callable[[str], _Line]) -> Callable[[str], _Line]:
         line = seen.get(text)
         if line is None:
             line = seen[text] = parse(text)
+            line.header = bool(line.defs) and text[:1] in "%E" and _is_header(text)
         return line
 
     return parsed
@@ -177,17 +180,19 @@ class _Side:
         #: signatures of what uses them agree across the two texts.
         self.anchors: dict[str, str] = {}
         current: str | None = None
+        where, scope, order, parsed = self.where, self.scope, self.order, self.parsed
         for i in changed:
-            line = self.parsed[i] = parse(lines[i])
-            header = bool(line.defs) and lines[i][:1] in "%E" and _is_header(lines[i])
+            text = lines[i]
+            line = parsed[i] = parse(text)
+            header = line.header
             for k, name in enumerate(line.defs):
-                if name not in self.where:
-                    self.where[name] = (i, k)
-                    self.scope[name] = None if header else current
-                    self.order.append(name)
+                if name not in where:
+                    where[name] = (i, k)
+                    scope[name] = None if header else current
+                    order.append(name)
             if header:
                 current = line.defs[0]
-            elif lines[i] == "}":
+            elif text == "}":
                 current = None
         self._memo: dict[str, int] = {}
         self._users_memo: dict[str, int] = {}
@@ -205,7 +210,7 @@ class _Side:
     def is_computation(self, name: str) -> bool:
         """Whether ``name`` is an HLO computation."""
         i, _ = self.where[name]
-        return _is_header(self.lines[i])
+        return self.parsed[i].header
 
     def is_entry(self, name: str) -> bool:
         """Whether ``name`` is the ENTRY computation."""
@@ -263,7 +268,7 @@ class _Side:
 
     def _body_root(self, i: int, line: _Line) -> str | None:
         """For an HLO computation header, the name of its ROOT instruction."""
-        if not line.template.endswith("{") or not _is_header(self.lines[i]):
+        if not line.header or not line.template.endswith("{"):
             return None
         for j in range(i + 1, len(self.lines)):
             text = self.lines[j]
@@ -589,9 +594,9 @@ def _parse_hlo(text: str) -> _Line:
     # One split gives both the names (odd items) and the template (the rest joined by "%"):
     # this runs on every line of a changed computation.
     parts = _HLO_NAME.split(text.strip())
-    template = "%".join(parts[::2])
     if len(parts) < 3:
-        return _Line([], [], template)
+        return _Line([], [], parts[0])
+    template = "%".join(parts[::2])
     first, after = parts[0], parts[2]
     names = parts[1::2]
     if first in ("", "ROOT ") and after.startswith(" = "):  # %name = ... (an instruction)
@@ -605,8 +610,14 @@ def _parse_hlo(text: str) -> _Line:
 
 
 def _rename_hlo(text: str, mapping: dict[str, str]) -> str:
-    text = _HLO_NAME.sub(lambda m: "%" + mapping.get(m.group(1), m.group(1)), text)
-    if _HLO_COMPUTATION.match(text):
+    # The names are the odd items of a split: renamed in one comprehension, not one Python
+    # callback per name (this runs on every line of a changed computation).
+    parts = _HLO_NAME.split(text)
+    if len(parts) > 1:
+        get = mapping.get
+        parts[1::2] = ["%" + get(name, name) for name in parts[1::2]]
+        text = "".join(parts)
+    if text[:1] in "%E" and _HLO_COMPUTATION.match(text):
         text = _HLO_HEADER_PARAM.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
     return text
 

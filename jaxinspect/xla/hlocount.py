@@ -9,6 +9,7 @@ header above it alone: that is what lets ``counts_after`` update a histogram fro
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -24,27 +25,62 @@ _KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
 
 
 @dataclass(frozen=True, slots=True)
+class Bodies:
+    """Where each computation's body lies in a module text: read once, asked for by name.
+
+    Compact (the names in one string, the offsets in arrays), so that a forked child that
+    counted the text sends it back in a few milliseconds. A body runs from the end of its
+    header to the start of the next header (or the end of the text).
+    """
+
+    names: str  # the computations' names in text order, one per line ("" if none)
+    starts: array[int]  # where each header starts
+    ends: array[int]  # where each header ends: its body's start
+    size: int  # the text's length
+
+    @property
+    def top(self) -> int:
+        """Where the first header starts (the end of the text if none)."""
+        return self.starts[0] if self.starts else self.size
+
+    def spans(self) -> list[tuple[str, int, int]]:
+        """``(name, start, stop)`` of each body, in text order."""
+        if not self.starts:
+            return []
+        stops = [*self.starts[1:], self.size]
+        return list(zip(self.names.split("\n"), self.ends, stops, strict=True))
+
+    def named(self, wanted: Collection[str]) -> list[tuple[str, int, int]]:
+        """The spans of the bodies whose name is in ``wanted`` (all of them, where one repeats)."""
+        if not self.starts:
+            return []
+        last = len(self.starts) - 1
+        return [
+            (name, self.ends[k], self.starts[k + 1] if k < last else self.size)
+            for k, name in enumerate(self.names.split("\n"))
+            if name in wanted
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class HloCount:
     """A module's op counts and its fusion calls, with the text they were counted in."""
 
     ops: Counter[str]  # opcodes outside fused computations
     calls: Counter[str]  # computation name -> fusion instructions that call it
     text: str
+    #: Where its computations' bodies lie (``apply_delta`` counts the few a change flips).
+    bodies: Bodies
 
 
-# Up to this many names, str.find per name beats one regex scan of every header.
-_FEW_BODIES = 16
+def body_ops(text: str, names: Collection[str], bodies: Bodies) -> dict[str, Counter[str]]:
+    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats).
 
-
-def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
-    """Opcodes in the body of each computation in ``names`` (in all, where a name repeats)."""
+    ``bodies`` is ``find_bodies(text)``, read once: no scan of the text per name.
+    """
     wanted = set(names)
-    if len(wanted) > _FEW_BODIES:
-        bodies = [body for body in _bodies(text)[1] if body[0] in wanted]
-    else:  # a change fuses or unfuses a few computations: find them, skip the header scan
-        bodies = [body for name in wanted for body in _bodies_named(text, name)]
     ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
-    for name, start, stop in bodies:
+    for name, start, stop in bodies.named(wanted) if wanted else []:
         ops[name].update(_OPCODE.findall(text, start, stop))
     return ops
 
@@ -52,40 +88,25 @@ def body_ops(text: str, names: Collection[str]) -> dict[str, Counter[str]]:
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
     calls = fusion_calls(text)
-    top, bodies = _bodies(text)
+    bodies = find_bodies(text)
     # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
     # costs more than scanning it (fresh memory is slow to touch).
-    ops = _OPCODE.findall(text, 0, top)
-    for name, start, stop in bodies:
+    ops = _OPCODE.findall(text, 0, bodies.top)
+    for name, start, stop in bodies.spans():
         if name not in calls:
             ops += _OPCODE.findall(text, start, stop)
-    return HloCount(Counter(ops), calls, text)
+    return HloCount(Counter(ops), calls, text, bodies)
 
 
-def _bodies(text: str) -> tuple[int, list[tuple[str, int, int]]]:
-    """Where the first header starts, and ``(name, start, stop)`` of each computation's body.
-
-    A body runs from the end of its header to the start of the next header.
-    """
-    headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(text)]
-    starts = [*(start for _, start, _ in headers), len(text)]
-    bodies = [(name, end, stop) for (name, _, end), stop in zip(headers, starts[1:], strict=True)]
-    return starts[0], bodies
-
-
-def _bodies_named(text: str, name: str) -> list[tuple[str, int, int]]:
-    """The bodies that ``_bodies`` would list under ``name``, found with ``str.find``."""
-    found = []
-    needle = f"%{name} "  # operands are followed by "," or ")": this is nearly always a header
-    pos = text.find(needle)
-    while pos >= 0:
-        line_start = text.rfind("\n", 0, pos)
-        header = _HEADER.match(text, line_start) if line_start >= 0 else None
-        if header is not None and header.group(1) == name:
-            following = _HEADER.search(text, header.end())
-            found.append((name, header.end(), following.start() if following else len(text)))
-        pos = text.find(needle, pos + 1)
-    return found
+def find_bodies(text: str) -> Bodies:
+    """Where each computation's body lies: from the end of its header to the next header."""
+    headers = list(_HEADER.finditer(text))
+    return Bodies(
+        "\n".join([header.group(1) for header in headers]),
+        array("q", [header.start() for header in headers]),
+        array("q", [header.end() for header in headers]),
+        len(text),
+    )
 
 
 def fusion_calls(text: str) -> Counter[str]:
@@ -146,21 +167,18 @@ def changed_callees(delta: LineDelta) -> list[str]:
     return [name for name, change in delta.calls.items() if change]
 
 
-def apply_delta(
-    old: HloCount, delta: LineDelta, bodies: dict[str, Counter[str]] | None = None
-) -> Counter[str]:
+def apply_delta(old: HloCount, delta: LineDelta) -> Counter[str]:
     """The second half of ``counts_after``: ``a``'s counts changed by the line delta.
 
-    ``bodies`` is ``body_ops(a, changed_callees(delta))`` if computed already (it needs
-    only ``a`` and the delta, so it can run while ``a`` is being counted).
+    Only the computations whose fusion status flips are counted again, found by name in
+    ``old.bodies``.
     """
 
     def fused(name: str | None) -> bool:  # None: the text above the first computation
         return name is not None and old.calls[name] + delta.calls[name] > 0
 
     flipped = [name for name in changed_callees(delta) if fused(name) != (name in old.calls)]
-    if bodies is None:
-        bodies = body_ops(old.text, flipped)
+    bodies = body_ops(old.text, flipped, old.bodies)
     counts = old.ops.copy()
     for name in flipped:
         if fused(name):
@@ -184,16 +202,29 @@ def _attribute(
 
     Returns the computation that the line after them belongs to.
     """
-    for index, line in enumerate(lines, first):
-        header = _HEADER.fullmatch(f"\n{line}") if index and line.startswith(("%", "E")) else None
-        if header is not None:
-            name = header.group(1)
-        elif ops := _OPCODE.findall(line):
-            if sign < 0:
-                delta[name].subtract(ops)
-            else:
-                delta[name].update(ops)
+    if not lines:
+        return name
+    # The lines as one text, read with one scan per pattern: a renamed layer is a change of
+    # hundreds of lines. Each match stays within a line, as it would line by line; line 0 of
+    # the text is no header (none starts the text).
+    block = "\n" + "\n".join(lines)
+    start = 0
+    for header in _HEADER.finditer(block, 1 if first == 0 else 0):
+        _add(delta, name, _OPCODE.findall(block, start, header.start()), sign)
+        name, start = header.group(1), header.end()
+    _add(delta, name, _OPCODE.findall(block, start), sign)
     return name
+
+
+def _add(
+    delta: defaultdict[str | None, Counter[str]], name: str | None, ops: list[str], sign: int
+) -> None:
+    if not ops:
+        return
+    if sign < 0:
+        delta[name].subtract(Counter(ops))
+    else:
+        delta[name].update(ops)
 
 
 class _HeaderTracker:
