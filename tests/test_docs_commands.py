@@ -645,14 +645,18 @@ def _prepare_folder(examples: DocExamples, folder: Path) -> None:
 #: argv names and every Python file): the docs repeat a few slow ones (``bench`` starts
 #: three processes), which then run once.
 _READ_ONLY = frozenset(
-    {"stages", "jaxpr", "stablehlo", "hlo", "cost", "bench", "recompile", "passes"}
+    {"stages", "jaxpr", "stablehlo", "hlo", "cost", "bench", "recompile", "passes", "memory"}
+    | {"topologies", "spec"}
 )
+#: Options that make any command write a file: such a command always runs.
+_WRITES = frozenset({"-o", "--output", "--out", "--save", "--compilation-cache"})
 _RESULTS: dict[tuple[object, ...], Result] = {}
 
 
 def _invoke(command: DocCommand, folder: Path) -> Result:
     key = None
-    if command.argv[0] in _READ_ONLY and "--compilation-cache" not in command.argv:
+    writes = any(arg.split("=", 1)[0] in _WRITES for arg in command.argv)
+    if command.argv[0] in _READ_ONLY and not writes:
         key = (command.argv, _inputs_digest(command.argv, folder))
         if key in _RESULTS:
             return _RESULTS[key]
