@@ -4,8 +4,8 @@ The rules, which docs follow so that their examples are tested (docs/index.md sa
 
 - **Commands** are the lines of fenced blocks with no language or ``sh``/``bash``/``console``/
   ``shell`` whose first word is ``jaxinspect`` (or a path ending in ``/jaxinspect``); in a
-  block with ``$ `` prompts, only the prompted lines (the rest is output). Blocks marked
-  ``text`` are output and never run.
+  block with ``$ `` prompts, only the prompted lines, and it may hold no others: output is
+  shown in a ``text`` block (below), where it is compared. Blocks marked ``text`` never run.
 - **Exit code**: 0, unless the line's comment starts with ``exit N`` (``# exit 1: they differ``).
 - **Placeholders**: a command with an argument holding a word of two or more capitals
   (``TARGET``, ``SPEC``, ``FILE.py:NAME``) or an ellipsis (``...``, ``…``) is not run; its
@@ -15,14 +15,23 @@ The rules, which docs follow so that their examples are tested (docs/index.md sa
   run. Each doc runs in its own folder holding a copy of ``sample_programs/`` and its files,
   its commands in order (one may read what an earlier one wrote).
 - **Shell**: ``> FILE`` writes stdout to FILE; ``| jq ...`` checks that stdout is JSON and, where
-  jq is installed, that jq accepts it with that filter. Nothing else is supported.
+  jq is installed, that jq accepts it with that filter (an output block after it shows jq's
+  output, compared only where jq is installed). Nothing else is supported.
 - **Output blocks**: a block shown as a command's output is marked ``text``, and the line
   before its fence is an HTML comment saying what it is. ``<!-- output -->``: the standard
-  output of the doc's last command run before it, exactly, timings masked (``8.21 ms``) and
-  runs of blanks and rules counted as one; the test fails when it is stale, and
-  ``JAXINSPECT_UPDATE_GOLDEN=1`` rewrites it in the doc. ``<!-- output: abridged -->``: an
-  excerpt (cut, shortened or from a machine the suite does not have), not compared.
-  ``<!-- not output -->``: a ``text`` block that is no command's output (a diagram).
+  output of the doc's last command before it, exactly (rendered at 120 columns, no colour),
+  but for the masks below; the test fails when it is stale, and ``JAXINSPECT_UPDATE_GOLDEN=1``
+  rewrites it in the doc. ``<!-- output: stderr -->``: the standard error of the commands of
+  the last command block before it, one after the other (the messages of failing commands),
+  compared the same way. ``<!-- output: excerpt -->``: lines of the last command's standard
+  output, cut but not changed: each run of lines between lines holding only ``…`` is
+  consecutive lines of the output, in order (for an output too long for a page).
+  ``<!-- output: abridged (WHY) -->``: not compared; WHY says why it cannot be (what it
+  depends on). ``<!-- not output -->``: a ``text`` block that is no command's output.
+- **Masks**, the only differences a compared block may have: a timing (a number with a unit
+  of time, ``8.21 ms``) matches any timing; the folder the doc ran in is shown as ``/…``
+  (``/…/layers.py``); runs of blanks and of rule characters count as one, as a timing's width
+  moves columns. Nothing else varies: sizes, counts and versions are compared as printed.
 
 Commands run in-process through the typer app (one jax import for all of them).
 """
@@ -35,6 +44,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +66,16 @@ _PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9_]+(?![a-z])|\.\.\.|…")
 _EXPECTED_EXIT = re.compile(r"^exit (\d+)\b")
 _SUPPORTED_OPERATORS = frozenset({"|", ">"})
 _OTHER_REDIRECTS = re.compile(r"\d>|>>|&>|>&")
-_MARKER = re.compile(r"^<!--\s*(?P<kind>output|output: abridged|not output)\s*-->$")
+_MARKER = re.compile(
+    r"^<!--\s*(?P<kind>output|output: stderr|output: excerpt|output: abridged|not output)"
+    r"\s*(?:\((?P<why>[^()]*(?:\([^()]*\)[^()]*)*)\))?\s*-->$"
+)
+#: The markers of the blocks a run is compared with.
+_COMPARED = frozenset({"output", "output: stderr", "output: excerpt"})
+#: A line of an excerpt that stands for lines left out.
+_GAP = "…"
+#: Where the doc's run folder is shown in a compared block: ``/…/layers.py``.
+_FOLDER_SHOWN_AS = "/…"
 #: What a regenerated output block may differ in: timings, and the widths they change.
 _TIMING = re.compile(r"\b\d[\d,.]*\s?(?:ns|µs|us|ms|s|min)\b")
 _RULES = re.compile(r"[─━═┄]+")
@@ -102,11 +121,18 @@ class DocOutput:
     doc: str
     #: Line number of the block's first content line (the fence is the line before).
     line: int
-    #: ``output``, ``output: abridged``, ``not output``, or ``None`` when unmarked.
+    #: ``output``, ``output: stderr``, ``output: excerpt``, ``output: abridged``, ``not output``,
+    #: or ``None`` when unmarked.
     marker: str | None
     text: str
-    #: How many of the doc's commands come before it: it shows the last of them.
+    #: How many of the doc's commands come before it: ``output`` and ``output: excerpt`` show
+    #: the last of them.
     after: int
+    #: Position of the first command of the last command block before it: ``output: stderr``
+    #: shows the commands from there to ``after``.
+    block_start: int = 0
+    #: The reason in ``<!-- output: abridged (WHY) -->``, or ``None``.
+    why: str | None = None
 
     @property
     def where(self) -> str:
@@ -122,6 +148,9 @@ class DocExamples:
     files: tuple[DocFile, ...]
     commands: tuple[DocCommand, ...]
     outputs: tuple[DocOutput, ...] = ()
+    #: ``doc:line`` of each line shown after a ``$ `` prompt as output: never compared, so
+    #: refused (output goes in a marked ``text`` block).
+    prompted_output: tuple[str, ...] = ()
 
 
 class UnsupportedCommand(ValueError):
@@ -231,8 +260,10 @@ def read_examples(path: Path, root: Path = ROOT) -> DocExamples:
     files: list[DocFile] = []
     commands: list[DocCommand] = []
     outputs: list[DocOutput] = []
+    prompted_output: list[str] = []
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
+    block_start = 0
     for info, start, body in fenced_blocks(text):
         tag = _FILE_TAG.match(body[0].strip()) if body else None
         if tag is not None:
@@ -241,19 +272,24 @@ def read_examples(path: Path, root: Path = ROOT) -> DocExamples:
         if info == "text":
             before = [line.strip() for line in lines[: start - 2] if line.strip()]
             marker = _MARKER.match(before[-1]) if before else None
-            kind = None if marker is None else marker["kind"]
-            outputs.append(DocOutput(doc, start, kind, "\n".join(body), len(commands)))
+            kind, why = (None, None) if marker is None else (marker["kind"], marker["why"])
+            shown = "\n".join(body)
+            outputs.append(DocOutput(doc, start, kind, shown, len(commands), block_start, why))
             continue
         if info not in COMMAND_LANGUAGES:
             continue
+        first_of_block = len(commands)
         prompted = any(line.startswith("$ ") for line in body)
         for number, line in _joined_lines(body, start):
             if prompted and not line.startswith("$ "):
+                prompted_output.append(f"{doc}:{number}")
                 continue  # output shown after a prompt
             command = parse_command(doc, number, line.removeprefix("$ ").strip())
             if command is not None:
                 commands.append(command)
-    return DocExamples(doc, tuple(files), tuple(commands), tuple(outputs))
+        if len(commands) > first_of_block:
+            block_start = first_of_block
+    return DocExamples(doc, tuple(files), tuple(commands), tuple(outputs), tuple(prompted_output))
 
 
 def _joined_lines(body: list[str], start: int) -> Iterator[tuple[int, str]]:
@@ -323,6 +359,7 @@ def test_extractor_follows_the_rules(tmp_path: Path) -> None:
     ]
     assert examples.commands[4].stdout_to == "f.hlo"
     assert examples.commands[5].jq == ("-r", ".cases[] | .name")
+    assert examples.prompted_output == ("docs/sample.md:18",)
 
 
 @pytest.mark.parametrize(
@@ -343,13 +380,16 @@ def test_a_command_that_does_not_do_what_the_doc_says_is_reported(
     line = "jaxinspect jaxpr nowhere.py:f --arg x=f32[2]"
     command = parse_command("d.md", 3, line)
     assert command is not None
-    message = _run(command, tmp_path)
-    assert message is not None
+    message, printed = _run(command, tmp_path)
+    assert message is not None and printed.stdout == ""
     assert message.startswith(f"d.md:3: `{line}`: exit 2, the doc implies 0\n--- stderr (end)")
     assert "nowhere.py" in message
     expected = parse_command("d.md", 4, line + "   # exit 2: there is no such file")
-    assert expected is not None and _run(expected, tmp_path) is None
-    assert _check_jq((".x",), "plain text")[0].startswith("stdout piped to jq is not JSON")
+    assert expected is not None and _run(expected, tmp_path)[0] is None
+    [problem], _ = _through_jq((".x",), "plain text")
+    assert problem.startswith("stdout piped to jq is not JSON")
+    if shutil.which("jq"):
+        assert _through_jq((".x",), '{"x": [1]}') == ([], "[\n  1\n]\n")
 
 
 # ------------------------------------------------------------------------------ the docs
@@ -399,14 +439,13 @@ def test_doc_commands_run_as_written(
     _prepare_folder(examples, tmp_path)
     monkeypatch.chdir(tmp_path)
     failures: list[str] = []
-    stdouts: dict[int, str] = {}  # by the command's position in the doc
+    printed: dict[int, Printed] = {}  # by the command's position in the doc
     try:
         for index, command in enumerate(examples.commands):
             if command.placeholder is None:
-                failure = _run(command, tmp_path)
+                failure, printed[index] = _run(command, tmp_path)
                 failures += [failure] if failure else []
-                stdouts[index] = _invoke(command, tmp_path).stdout
-        failures += _check_outputs(examples, stdouts)
+        failures += _check_outputs(examples, printed, folder=tmp_path)
     finally:
         # The copies of sample_programs/ are code-identical to the originals, and JAX's
         # in-process caches match them: a later test compiling an original in this process
@@ -416,28 +455,68 @@ def test_doc_commands_run_as_written(
 
 
 def test_every_text_block_says_whether_it_is_output() -> None:
-    unmarked = [o.where for ex in EXAMPLES.values() for o in ex.outputs if o.marker is None]
+    outputs = [o for ex in EXAMPLES.values() for o in ex.outputs]
+    unmarked = [o.where for o in outputs if o.marker is None]
     assert not unmarked, (
-        "a ```text block needs <!-- output -->, <!-- output: abridged --> or "
-        f"<!-- not output --> on the line before its fence: {unmarked}"
+        "a ```text block needs <!-- output -->, <!-- output: stderr -->, "
+        f"<!-- output: abridged (WHY) --> or <!-- not output --> before its fence: {unmarked}"
     )
-    exact = [o for ex in EXAMPLES.values() for o in ex.outputs if o.marker == "output"]
+    prompted = [where for ex in EXAMPLES.values() for where in ex.prompted_output]
+    assert not prompted, f"output after a `$ ` prompt is not compared; use a text block: {prompted}"
+    unexplained = [o.where for o in outputs if o.marker == "output: abridged" and not o.why]
+    assert not unexplained, f"an abridged block says why it cannot be exact: {unexplained}"
+    exact = [o for o in outputs if o.marker in _COMPARED]
     assert exact, "no doc shows a regenerated output block: the check would test nothing"
     assert all(o.after > 0 for o in exact), [o.where for o in exact if o.after == 0]
 
 
-def test_a_stale_output_block_is_reported_and_timings_are_masked(tmp_path: Path) -> None:
+def test_a_stale_output_block_is_reported_and_the_masks_are_narrow(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     path = tmp_path / "docs" / "d.md"
     path.write_text(
         "```\njaxinspect topologies\n```\n\n<!-- output -->\n```text\ncompile  8.21 ms\n"
-        "──────\n```\n"
+        "──────\nfile /…/f.py\n```\n\n<!-- output: stderr -->\n```text\nError: one\n```\n\n"
+        "```\njaxinspect a\njaxinspect b\n```\n\n<!-- output: stderr -->\n```text\nError: a\n"
+        "Error: b\n```\n\n<!-- output: abridged (a 40 s call) -->\n```text\n…\n```\n"
     )
     examples = read_examples(path, root=tmp_path)
-    assert _check_outputs(examples, {0: "compile  12.3 ms\n───────────\n"}, root=tmp_path) == []
-    [stale] = _check_outputs(examples, {0: "compile 12.3 ms\nflops 3\n"}, root=tmp_path)
-    assert stale.startswith("docs/d.md:7: the output block is stale") and "+flops 3" in stale
-    assert "JAXINSPECT_UPDATE_GOLDEN=1" in stale
+    assert [(o.marker, o.after, o.block_start, o.why) for o in examples.outputs] == [
+        ("output", 1, 0, None),
+        ("output: stderr", 1, 0, None),
+        ("output: stderr", 3, 1, None),
+        ("output: abridged", 3, 1, "a 40 s call"),
+    ]
+    run = tmp_path / "run"
+    printed = {
+        0: Printed(f"compile  12.3 ms\n───────────\nfile {run}/f.py\n", "Error: one\n"),
+        1: Printed("", "Error: a\n"),
+        2: Printed("", "Error: b\n"),
+    }
+    assert _check_outputs(examples, printed, folder=run, root=tmp_path) == []
+    printed[0] = Printed("compile 12.3 ms\nflops 3\nfile /elsewhere/f.py\n", "Error: 2\n")
+    printed[2] = Printed("", "Error: c\n")
+    stale = _check_outputs(examples, printed, folder=run, root=tmp_path)
+    assert [s.split(":")[1] for s in stale] == ["7", "14", "24"]
+    assert "stale" in stale[0] and "+flops 3" in stale[0] and "+file /elsewhere/f.py" in stale[0]
+    assert "-Error: one" in stale[1] and "+Error: 2" in stale[1]  # digits are not masked
+    assert "+Error: c" in stale[2] and "JAXINSPECT_UPDATE_GOLDEN=1" in stale[2]
+
+
+def test_an_excerpt_is_lines_of_the_output_in_order() -> None:
+    got = "head\n a   1.5 ms\n b   2\n c   3\n d   4\ntail\n"
+    assert _not_in_order("head\n a 9.1 s\n…\n c  3\n d 4\n…", got) is None
+    assert _not_in_order(" b 2\n d 4", got) == " b 2\n d 4"  # a cut needs its …
+    assert _not_in_order(" c 3\n…\n b 2", got) == " b 2"  # out of order
+    assert _not_in_order(" c 33", got) == " c 33"
+
+
+@dataclass(frozen=True)
+class Printed:
+    """What one command printed: ``stdout`` is jq's where the doc pipes it to jq (``None``
+    where jq is not installed)."""
+
+    stdout: str | None
+    stderr: str
 
 
 def _masked(text: str) -> str:
@@ -448,8 +527,52 @@ def _masked(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _check_outputs(examples: DocExamples, stdouts: dict[int, str], root: Path = ROOT) -> list[str]:
-    """Each ``<!-- output -->`` block against the stdout of the command before it.
+def _shown(output: DocOutput, printed: dict[int, Printed], folder: Path) -> str | None:
+    """What ``output`` should show, as printed, with the run folder masked; ``None`` if the
+    commands it shows did not run."""
+    if output.marker != "output: stderr":
+        stdout = printed[output.after - 1].stdout if output.after - 1 in printed else None
+        texts = [] if stdout is None else [stdout]
+    else:
+        positions = range(output.block_start, output.after)
+        texts = [printed[i].stderr for i in positions if i in printed]
+        texts = texts if len(texts) == len(positions) else []
+    if not texts:
+        return None
+    text = "".join(t if t.endswith("\n") or not t else t + "\n" for t in texts).rstrip("\n")
+    for spelling in {str(folder), str(folder.resolve())}:
+        text = text.replace(spelling, _FOLDER_SHOWN_AS)
+    return text
+
+
+def _not_in_order(excerpt: str, got: str) -> str | None:
+    """The first run of the excerpt's lines (between ``…`` lines) that is not consecutive lines
+    of ``got`` after the runs before it, masked alike; ``None`` when every run is."""
+    runs: list[list[str]] = [[]]
+    for line in excerpt.splitlines():
+        if line.strip() == _GAP:
+            runs.append([])
+        else:
+            runs[-1].append(line)
+    lines, start = _masked(got).split("\n"), 0
+    for run in runs:
+        wanted = _masked("\n".join(run)).split("\n")
+        if wanted == [""]:
+            continue
+        found = next(
+            (i for i in range(start, len(lines)) if lines[i : i + len(wanted)] == wanted), None
+        )
+        if found is None:
+            return "\n".join(run)
+        start = found + len(wanted)
+    return None
+
+
+def _check_outputs(
+    examples: DocExamples, printed: dict[int, Printed], folder: Path, root: Path = ROOT
+) -> list[str]:
+    """Each compared block (``output``, ``output: stderr``, ``output: excerpt``) against what
+    the commands before it printed.
 
     With ``JAXINSPECT_UPDATE_GOLDEN=1`` a stale block is rewritten in the doc instead.
     """
@@ -458,13 +581,24 @@ def _check_outputs(examples: DocExamples, stdouts: dict[int, str], root: Path = 
     stale: list[tuple[DocOutput, str]] = []
     failures = []
     for output in examples.outputs:
-        if output.marker != "output":
+        if output.marker not in _COMPARED:
             continue
-        got = stdouts.get(output.after - 1)
+        got = _shown(output, printed, folder)
+        shows_jq = output.marker != "output: stderr" and examples.commands[output.after - 1].jq
+        if got is None and shows_jq and shutil.which("jq") is None:
+            warnings.warn(f"{output.where}: not compared: jq is not installed", stacklevel=2)
+            continue
         if got is None:
-            failures.append(f"{output.where}: the command before the output block did not run")
+            failures.append(f"{output.where}: the commands before the output block did not run")
             continue
-        got = got.rstrip("\n")
+        if output.marker == "output: excerpt":
+            missing = _not_in_order(output.text, got)
+            if missing is not None:
+                failures.append(
+                    f"{output.where}: the excerpt is stale: these lines are not in the output, "
+                    f"in this order (fix them by hand):\n{missing}"
+                )
+            continue
         if _masked(got) == _masked(output.text):
             continue
         stale.append((output, got))
@@ -510,13 +644,19 @@ def _prepare_folder(examples: DocExamples, folder: Path) -> None:
 #: Results of commands that only read, by argv and the files they could read (the files the
 #: argv names and every Python file): the docs repeat a few slow ones (``bench`` starts
 #: three processes), which then run once.
-_READ_ONLY = frozenset({"stages", "jaxpr", "stablehlo", "hlo", "cost", "bench", "recompile"})
+_READ_ONLY = frozenset(
+    {"stages", "jaxpr", "stablehlo", "hlo", "cost", "bench", "recompile", "passes", "memory"}
+    | {"topologies", "spec"}
+)
+#: Options that make any command write a file: such a command always runs.
+_WRITES = frozenset({"-o", "--output", "--out", "--save", "--compilation-cache"})
 _RESULTS: dict[tuple[object, ...], Result] = {}
 
 
 def _invoke(command: DocCommand, folder: Path) -> Result:
     key = None
-    if command.argv[0] in _READ_ONLY and "--compilation-cache" not in command.argv:
+    writes = any(arg.split("=", 1)[0] in _WRITES for arg in command.argv)
+    if command.argv[0] in _READ_ONLY and not writes:
         key = (command.argv, _inputs_digest(command.argv, folder))
         if key in _RESULTS:
             return _RESULTS[key]
@@ -537,8 +677,9 @@ def _inputs_digest(argv: tuple[str, ...], folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _run(command: DocCommand, folder: Path) -> str | None:
-    """Run one command; ``None`` if it did what the doc says, else why not."""
+def _run(command: DocCommand, folder: Path) -> tuple[str | None, Printed]:
+    """Run one command: ``None`` if it did what the doc says, else why not; and what it
+    printed (through ``jq`` when the doc pipes it there)."""
     result = _invoke(command, folder)
     problems = []
     if result.exit_code != command.expected_exit:
@@ -547,28 +688,35 @@ def _run(command: DocCommand, folder: Path) -> str | None:
         problems.append(f"raised {result.exception!r}")
     if command.stdout_to is not None:
         (folder / command.stdout_to).write_text(result.stdout, encoding="utf-8")
+    stdout: str | None = result.stdout
     if command.jq is not None:
-        problems += _check_jq(command.jq, result.stdout)
+        jq_problems, stdout = _through_jq(command.jq, result.stdout)
+        problems += jq_problems
+    printed = Printed(stdout, result.stderr)
     if not problems:
-        return None
+        return None, printed
     return (
         f"{command.where}: `{command.text}`: {'; '.join(problems)}\n"
         f"--- stderr (end)\n{_tail(result.stderr)}\n--- stdout (end)\n{_tail(result.stdout)}"
-    )
+    ), printed
 
 
-def _check_jq(args: tuple[str, ...], stdout: str) -> list[str]:
+def _through_jq(args: tuple[str, ...], stdout: str) -> tuple[list[str], str | None]:
+    """What is wrong with piping ``stdout`` to ``jq ARGS``, and what jq printed (``None``
+    where jq is not installed: then only that stdout is JSON is checked)."""
     import json
 
     try:
         json.loads(stdout)
     except ValueError as exc:
-        return [f"stdout piped to jq is not JSON: {exc}"]
+        return [f"stdout piped to jq is not JSON: {exc}"], None
     jq = shutil.which("jq")
     if jq is None:
-        return []
+        return [], None
     done = subprocess.run([jq, *args], input=stdout, capture_output=True, text=True, check=False)
-    return [] if done.returncode == 0 else [f"jq {shlex.join(args)} failed: {done.stderr.strip()}"]
+    if done.returncode != 0:
+        return [f"jq {shlex.join(args)} failed: {done.stderr.strip()}"], None
+    return [], done.stdout
 
 
 def _tail(text: str, lines: int = 15) -> str:
