@@ -10,6 +10,7 @@ computations inlined before their caller).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -114,6 +115,10 @@ class LiveRanges:
     peak_values: tuple[tuple[str, str], ...]
 
 
+# The last dump parsed is kept (as ``hlotext.parse_module`` keeps its module): ``memory`` and
+# the report read the peak for the stages summary and then again for the memory report, from
+# the same dump of the run's one compilation. The results are not modified by any reader.
+@functools.lru_cache(maxsize=1)
 def parse_buffer_assignment(text: str) -> tuple[Allocation, ...]:
     """The allocations of a ``*-buffer-assignment.txt`` dump, in XLA's order.
 
@@ -181,6 +186,7 @@ def _allocation(header: re.Match[str], values: list[AssignedValue]) -> Allocatio
     )
 
 
+@functools.lru_cache(maxsize=1)
 def parse_live_ranges(text: str) -> LiveRanges:
     """XLA's ``*-live-range.txt``: schedule, live ranges and the peak it names.
 

@@ -167,9 +167,13 @@ _WHILE_LINE = re.compile(r"=\s*\S.*?\bwhile\(")
 
 def unproved_while_loops(text: str) -> int:
     """While loops of a printed module with no ``known_trip_count``: each runs as often as
-    its inputs' values say. A line scan, so a run that parses nothing pays no parse."""
+    its inputs' values say. A line scan, so a run that parses nothing pays no parse; the
+    regular expression only sees lines holding ``while(`` (its lazy ``.*?`` walked every
+    character of all 32,000 lines of 96 layers: a tenth of a second per 48 layers)."""
     return sum(
-        1 for line in text.splitlines() if _WHILE_LINE.search(line) and not _TRIP_COUNT.search(line)
+        1
+        for line in text.splitlines()
+        if "while(" in line and _WHILE_LINE.search(line) and not _TRIP_COUNT.search(line)
     )
 
 

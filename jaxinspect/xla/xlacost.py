@@ -73,6 +73,15 @@ def module_cost(client: Any, text: str) -> XlaCost:
         module = jaxapi.parse_hlo_module(text)
     except Exception as exc:  # XLA reports parse failures as runtime errors
         raise UncostedError(NOT_PARSED, _first_line(exc)) from exc
+    return module_object_cost(client, module)
+
+
+def module_object_cost(client: Any, module: Any) -> XlaCost:
+    """``module_cost`` of an ``HloModule`` object (an executable's own, not parsed again).
+
+    Raises:
+        UncostedError: XLA's analysis failed or returned a sentinel (negative) value.
+    """
     try:
         raw = jaxapi.hlo_cost_analysis(client, module)
     except Exception as exc:
