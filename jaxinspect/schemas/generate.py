@@ -68,6 +68,12 @@ def _recompile() -> type:
     return SweepReport
 
 
+def _summary() -> type:
+    from jaxinspect.snapshot.model import SummaryFile
+
+    return SummaryFile
+
+
 #: The documents whose schema is generated whole, in file-name order.
 DOCUMENTS = (
     Document(
@@ -90,6 +96,16 @@ DOCUMENTS = (
         ),
         root=_recompile,
         consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="snapshot-summary.schema.json",
+        title="jaxinspect snapshot summary.json",
+        description=(
+            "The file `summary.json` of a snapshot folder, which `diff` and `check` compare: "
+            "read back by the same type that wrote it (jaxinspect.snapshot.model.SummaryFile)."
+        ),
+        root=_summary,
+        consts=(("format_version", 1),),
     ),
     Document(
         file="topologies.schema.json",
@@ -154,6 +170,7 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     notes = _field_notes(cls)
     hints = _field_types(cls)
     properties: dict[str, Any] = {}
+    absent: list[str] = []
     for f in dataclasses.fields(cls):
         meta = f.metadata
         if meta.get(jsonfields.OMIT):
@@ -162,15 +179,17 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             properties.update(_object_schema(hints[f.name], defs)["properties"])
             continue
         value_type = hints[f.name]
+        depth = int(meta.get(jsonfields.MAPPING, 0))
         schema = (
-            _mapping_schema(value_type, defs)
-            if meta.get(jsonfields.MAPPING)
-            else _type_schema(value_type, defs)
+            _mapping_schema(value_type, defs, depth) if depth else _type_schema(value_type, defs)
         )
         schema.update(meta.get(jsonfields.SCHEMA, {}))
-        properties[meta.get(jsonfields.KEY, f.name)] = _described(
-            schema, meta.get(jsonfields.DOC) or notes.get(f.name)
-        )
+        key = meta.get(jsonfields.KEY, f.name)
+        if meta.get(jsonfields.SKIP_NONE):
+            # Absent rather than null: the key is optional and, when present, never null.
+            schema = _without_null(schema)
+            absent.append(key)
+        properties[key] = _described(schema, meta.get(jsonfields.DOC) or notes.get(f.name))
     for entry in getattr(cls, "JSON_PROPERTIES", ()):
         key, attr = (entry, entry) if isinstance(entry, str) else entry
         prop = getattr(cls, attr)
@@ -180,8 +199,17 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     doc = _first_paragraph(inspect.getdoc(cls))
     if doc:
         out["description"] = doc
-    out.update(required=list(properties), additionalProperties=False, properties=properties)
+    required = [k for k in properties if k not in absent]
+    out.update(required=required, additionalProperties=False, properties=properties)
     return out
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        return {**schema, "type": rest[0] if len(rest) == 1 else rest}
+    return schema
 
 
 def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +217,12 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     args = typing.get_args(tp)
     if tp is type(None) or tp is None:
         return {"type": "null"}
+    if origin is typing.Annotated:  # a bound beside the type
+        out = _type_schema(args[0], defs)
+        for bound in args[1:]:
+            if isinstance(bound, jsonfields.Minimum):
+                out["minimum"] = bound.value
+        return out
     if origin in (types.UnionType, typing.Union):
         parts = [_type_schema(a, defs) for a in args]
         simple = [p for p in parts if set(p) == {"type"} and isinstance(p["type"], str)]
@@ -224,12 +258,18 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
-def _mapping_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    """``tuple[tuple[str, V], ...]`` (or ``| None``) written as an object of ``V``."""
+def _mapping_schema(tp: Any, defs: dict[str, Any], depth: int = 1) -> dict[str, Any]:
+    """``tuple[tuple[str, V], ...]`` (or ``| None``) written as an object of ``V`` (``depth``
+    > 1: ``V`` is pairs too, written as an object)."""
     nullable = typing.get_origin(tp) in (types.UnionType, typing.Union)
     inner = next(a for a in typing.get_args(tp) if a is not type(None)) if nullable else tp
     pair = typing.get_args(inner)[0]
-    value = _type_schema(typing.get_args(pair)[1], defs)
+    value_type = typing.get_args(pair)[1]
+    value = (
+        _mapping_schema(value_type, defs, depth - 1)
+        if depth > 1
+        else _type_schema(value_type, defs)
+    )
     return {"type": ["object", "null"] if nullable else "object", "additionalProperties": value}
 
 
