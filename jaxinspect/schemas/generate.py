@@ -68,6 +68,12 @@ def _recompile() -> type:
     return SweepReport
 
 
+def _bench() -> type:
+    from jaxinspect.bench.jsondoc import BenchDocument
+
+    return BenchDocument
+
+
 def _summary() -> type:
     from jaxinspect.snapshot.model import SummaryFile
 
@@ -85,6 +91,17 @@ DOCUMENTS = (
         ),
         root=_baseline,
         consts=(("schema_version", 1), ("kind", "jaxinspect-bench-baseline")),
+    ),
+    Document(
+        file="bench.schema.json",
+        title="jaxinspect bench report",
+        description=(
+            "The document `jaxinspect bench --format json` writes to stdout. Seconds are "
+            "measured with time.perf_counter (process_start: wall clock between processes). A "
+            "null value has its reason under `unavailable`, keyed by the value's dotted path."
+        ),
+        root=_bench,
+        consts=(("schema_version", 1), ("command", "bench")),
     ),
     Document(
         file="recompile.schema.json",
@@ -209,6 +226,9 @@ def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
     if isinstance(kinds, list) and "null" in kinds:
         rest = [k for k in kinds if k != "null"]
         return {**schema, "type": rest[0] if len(rest) == 1 else rest}
+    options = [s for s in schema.get("anyOf", ()) if s != {"type": "null"}]
+    if len(options) == 1:
+        return {**options[0], **{k: v for k, v in schema.items() if k != "anyOf"}}
     return schema
 
 
