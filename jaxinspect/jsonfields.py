@@ -27,7 +27,7 @@ from dataclasses import MISSING as MISSING_FIELD
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from functools import cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 T = TypeVar("T")
 
@@ -52,6 +52,10 @@ class Minimum:
     ``minimum``, checked by :func:`decode`."""
 
     value: int | float
+
+
+#: A number of things, never negative.
+Count = Annotated[int, Minimum(0)]
 
 
 def js(

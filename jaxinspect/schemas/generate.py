@@ -74,6 +74,18 @@ def _bench() -> type:
     return BenchDocument
 
 
+def _diff() -> type:
+    from jaxinspect.snapshot.diffdoc import DiffDocument
+
+    return DiffDocument
+
+
+def _check() -> type:
+    from jaxinspect.snapshot.checkreport import CheckReport
+
+    return CheckReport
+
+
 def _summary() -> type:
     from jaxinspect.snapshot.model import SummaryFile
 
@@ -113,6 +125,26 @@ DOCUMENTS = (
         ),
         root=_recompile,
         consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="snapshot-check.schema.json",
+        title="jaxinspect check --format json",
+        description=(
+            "The document `jaxinspect check --format json` writes to stdout: every manifest "
+            "target against its stored snapshot, with its status and, when it changed, its diff."
+        ),
+        root=_check,
+        consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="snapshot-diff.schema.json",
+        title="jaxinspect diff --format json",
+        description=(
+            "The document `jaxinspect diff --format json` writes to stdout: what differs between "
+            "two snapshots (toolchain, op counts, summary numbers, normalized texts)."
+        ),
+        root=_diff,
+        consts=(),
     ),
     Document(
         file="snapshot-summary.schema.json",
@@ -201,6 +233,8 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             _mapping_schema(value_type, defs, depth) if depth else _type_schema(value_type, defs)
         )
         schema.update(meta.get(jsonfields.SCHEMA, {}))
+        if "const" in schema:  # a constant's type goes without saying
+            schema = {"const": schema["const"]}
         key = meta.get(jsonfields.KEY, f.name)
         if meta.get(jsonfields.SKIP_NONE):
             # Absent rather than null: the key is optional and, when present, never null.
@@ -210,7 +244,8 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     for entry in getattr(cls, "JSON_PROPERTIES", ()):
         key, attr = (entry, entry) if isinstance(entry, str) else entry
         prop = getattr(cls, attr)
-        returned = typing.get_type_hints(prop.fget, vars(sys.modules[cls.__module__]))["return"]
+        namespace = vars(sys.modules[cls.__module__])
+        returned = typing.get_type_hints(prop.fget, namespace, include_extras=True)["return"]
         properties[key] = _described(_type_schema(returned, defs), _first_paragraph(prop.__doc__))
     out: dict[str, Any] = {"type": "object"}
     doc = _first_paragraph(inspect.getdoc(cls))

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any
 
-from jaxinspect.jsonfields import Minimum, decode, encode_object, js
+from jaxinspect.jsonfields import Count, Minimum, decode, encode_object, js
 
 if TYPE_CHECKING:
     from jaxinspect.xla.collectivemodel import CollectiveSummary
@@ -20,6 +20,8 @@ STAGE_FILES: tuple[tuple[str, str], ...] = (
     ("stablehlo", "stablehlo.mlir"),
     ("hlo", "hlo.txt"),
 )
+#: The stages, in pipeline order.
+STAGES = tuple(stage for stage, _ in STAGE_FILES)
 SUMMARY_FILE = "summary.json"
 #: Source locations, names and the target: kept for people, never compared.
 PROVENANCE_FILE = "provenance.json"
@@ -36,8 +38,6 @@ COLLECTIVE_OPS = (
     "ragged-all-to-all",
     "reduce-scatter",
 )
-#: A number of ops, executions or bytes.
-Count = Annotated[int, Minimum(0)]
 #: A figure of JAX's cost or memory analysis; null when the backend does not report it.
 Figure = Annotated[float, Minimum(0)] | None
 OpCounts = tuple[tuple[str, Count], ...]
@@ -168,11 +168,8 @@ def collective_totals(summary: CollectiveSummary) -> tuple[OpCounts, OpCounts]:
 
 
 def _known_stages(ops: object) -> tuple[str, str] | None:
-    unknown = [s for s in ops if s not in _STAGES] if isinstance(ops, dict) else []
-    return None if not unknown else (unknown[0], f"absent (not a stage: {', '.join(_STAGES)})")
-
-
-_STAGES = tuple(stage for stage, _ in STAGE_FILES)
+    unknown = [s for s in ops if s not in STAGES] if isinstance(ops, dict) else []
+    return None if not unknown else (unknown[0], f"absent (not a stage: {', '.join(STAGES)})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +188,7 @@ class SummaryFile:
     header: SnapshotHeader
     files: tuple[tuple[str, str], ...] = field(metadata=js(mapping=True))
     ops: tuple[tuple[str, OpCounts], ...] = field(
-        metadata=js(mapping=2, check=_known_stages, schema={"propertyNames": {"enum": _STAGES}})
+        metadata=js(mapping=2, check=_known_stages, schema={"propertyNames": {"enum": STAGES}})
     )
     fusion_count: Count | None
     #: Executions per program run of each kind of collective (all-reduce, all-gather, ...; an
