@@ -44,10 +44,13 @@ class Document:
     file: str
     title: str
     description: str
-    root: Callable[[], type]  # imported late: reading one schema imports only its report
+    root: Callable[[], Any]  # imported late: reading one schema imports only its report
     #: The constant keys written beside the type's (``schema_version``, ``command``...).
     consts: tuple[tuple[str, object], ...]
     with_id: bool = True
+    #: For a file of definitions other schemas share (not a document): the name of the
+    #: definition of ``root``, which is then any type expression.
+    defs_name: str | None = None
 
 
 def _topologies() -> type:
@@ -86,6 +89,12 @@ def _check() -> type:
     return CheckReport
 
 
+def _collectives() -> Any:
+    from jaxinspect.xla.collectivemodel import Collective
+
+    return tuple[Collective, ...] | None
+
+
 def _summary() -> type:
     from jaxinspect.snapshot.model import SummaryFile
 
@@ -114,6 +123,18 @@ DOCUMENTS = (
         ),
         root=_bench,
         consts=(("schema_version", 1), ("command", "bench")),
+    ),
+    Document(
+        file="collectives.defs.json",
+        title="jaxinspect collectives (definitions shared by report schemas)",
+        description=(
+            "Not a document of its own: the collectives[] list that renderers/collectives.py "
+            "writes (one entry per kind of collective and device groups, largest bytes first; "
+            "null before compile), for the report schemas to use. See docs/collectives.md."
+        ),
+        root=_collectives,
+        consts=(),
+        defs_name="collectives",
     ),
     Document(
         file="recompile.schema.json",
@@ -173,11 +194,14 @@ DOCUMENTS = (
 def document_schema(doc: Document) -> dict[str, Any]:
     """The whole schema of ``doc``: its head, its root object and the ``$defs`` it refers to."""
     defs: dict[str, Any] = {}
-    root = _object_schema(doc.root(), defs)
     head: dict[str, Any] = {"$schema": _DRAFT}
     if doc.with_id:
         head["$id"] = _ID + doc.file
     head.update(title=doc.title, description=doc.description)
+    if doc.defs_name is not None:
+        named = _type_schema(doc.root(), defs)
+        return {**head, "$defs": {doc.defs_name: named, **dict(sorted(defs.items()))}}
+    root = _object_schema(doc.root(), defs)
     fixed = {key: {"const": value} for key, value in doc.consts}
     out = {
         **head,
