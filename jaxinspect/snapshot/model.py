@@ -1,4 +1,8 @@
-"""Immutable snapshot objects and their files' JSON shapes (no jax import)."""
+"""Immutable snapshot objects and their files' JSON shapes (no jax import).
+
+``summary.json`` is :class:`SummaryFile`: written by ``jsonfields``' encoder, read back by its
+typed decode, and its schema generated from it (``schemas/snapshot-summary.schema.json``).
+"""
 
 from __future__ import annotations
 
@@ -228,10 +232,9 @@ def summary_from_dict(data: dict[str, Any]) -> tuple[SnapshotHeader, SnapshotSum
         DecodeError: Names the first key that is wrong.
     """
     stored = decode(SummaryFile, data, allowed=("format_version",))
-    order = [stage for stage, _ in STAGE_FILES]
     summary = SnapshotSummary(
         ops=tuple(
-            sorted(((s, _ranked(c)) for s, c in stored.ops), key=lambda s: order.index(s[0]))
+            sorted(((s, _ranked(c)) for s, c in stored.ops), key=lambda s: STAGES.index(s[0]))
         ),
         fusion_count=stored.fusion_count,
         collectives=_ranked(stored.collectives),
