@@ -332,7 +332,7 @@ def test_readers_see_whole_snapshots_while_a_writer_works(stored: Path, tmp_path
     ("damage", "message"),
     [
         (lambda d: d["cost"].update(flops="x"), "cost.flops must be a number or null, got 'x'"),
-        (lambda d: d["ops"]["hlo"].update(add=-1), "ops.hlo.add must be a count"),
+        (lambda d: d["ops"]["hlo"].update(add=-1), "ops.hlo.add must be an integer >= 0, got -1"),
         (lambda d: d.pop("header"), "header must be an object"),
         (lambda d: d.update(format_version="1"), "format_version must be a positive integer"),
     ],
@@ -383,6 +383,54 @@ def test_damaged_files_are_corrupt(
     with pytest.raises(UsageError, match=message) as info:
         read_snapshot(dest)
     assert str(dest / name) in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda d: d["header"].update(x64="no"), "header.x64 must be true or false, got 'no'"),
+        (lambda d: d["header"].pop("backend"), "header.backend must be a string (it is missing)"),
+        (
+            lambda d: d["cost"].update(flops=-1.5),
+            "cost.flops must be a number >= 0 or null, got -1.5",
+        ),
+        (lambda d: d["memory"].pop("temp_bytes"), "memory.temp_bytes must be a number or null"),
+        (lambda d: d["ops"].update(mlir={}), "ops.mlir must be absent (not a stage: jaxpr,"),
+        (lambda d: d["collectives"].update(x=True), "collectives.x must be an integer, got True"),
+        (lambda d: d.update(collective_bytes=[]), "collective_bytes must be an object, got []"),
+        (lambda d: d.update(fusion_count=None), None),  # null: a text without fusions
+        (lambda d: d.pop("collective_bytes"), None),  # written before it was recorded
+        (lambda d: d["unavailable"].update(cost=3), "unavailable.cost must be a string, got 3"),
+        (lambda d: d.update(extra=1), "extra must be absent (not one of its fields), got 1"),
+        (lambda d: d["cost"].update(flops=float("nan")), "cost.flops must be a number or null"),
+    ],
+)
+def test_a_summary_is_read_by_its_type_naming_the_file_and_the_first_wrong_key(
+    stored: Path, tmp_path: Path, damage: Callable[[dict[str, Any]], Any], message: str | None
+) -> None:
+    # summary.json is read by the dataclass that writes it (SummaryFile): every key is checked
+    # as it is read, nested ones included, and a wrong one is named by its JSON path.
+    dest = tmp_path / "snap"
+    shutil.copytree(stored / "double", dest)
+    data = json.loads((dest / "summary.json").read_text())
+    damage(data)
+    (dest / "summary.json").write_text(json.dumps(data))
+    if message is None:
+        assert read_snapshot(dest).summary.cost == read_snapshot(stored / "double").summary.cost
+        return
+    with pytest.raises(UsageError) as info:
+        read_snapshot(dest)
+    assert info.value.message.startswith(f"{dest / 'summary.json'}: corrupt snapshot: {message}")
+
+
+def test_a_summary_reads_back_as_it_was_written(stored: Path) -> None:
+    # One description both ways: the file read and written again has the same bytes.
+    from jaxinspect.snapshot.model import dump_json, summary_to_dict
+
+    snapshot = read_snapshot(stored / "double")
+    assert snapshot.header is not None
+    text = dump_json(summary_to_dict(snapshot.header, snapshot.summary))
+    assert text == (stored / "double" / "summary.json").read_text()
 
 
 def test_a_newer_format_is_refused_naming_the_version(

@@ -183,7 +183,7 @@ class InputOrigins:
         factory: Arguments given the arrays their ``from:`` factory returned.
     """
 
-    source: str
+    source: str = field(metadata=js(schema={"enum": ["random", "factory"]}))
     random: tuple[str, ...] = ()
     factory: tuple[str, ...] = ()
 

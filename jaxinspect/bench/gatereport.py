@@ -7,6 +7,9 @@ from typing import ClassVar
 
 from jaxinspect.jsonfields import js
 
+_POSITIVE = js(schema={"exclusiveMinimum": 0})
+_ONE_OR_MORE = js(schema={"minimum": 1})
+
 
 @dataclass(frozen=True, slots=True)
 class GateRule:
@@ -14,7 +17,7 @@ class GateRule:
 
     text: str = field(metadata=js("rule"))
     metric: str  # "cached.median" or a cold phase ("compile", "first_call", ...)
-    threshold: float  # 0.10 for +10 %
+    threshold: float = field(metadata=js(schema={"minimum": 0}))  # 0.10 for +10 %
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +31,12 @@ class RuleOutcome:
     """
 
     rule: GateRule = field(metadata=js(flatten=True))
-    ratio: float
-    low: float
-    high: float
+    ratio: float = field(metadata=_POSITIVE)
+    low: float = field(metadata=_POSITIVE)
+    high: float = field(metadata=_POSITIVE)
     regressed: bool
-    baseline_samples: int
-    samples: int
+    baseline_samples: int = field(metadata=_ONE_OR_MORE)
+    samples: int = field(metadata=_ONE_OR_MORE)
     method: str
 
 
@@ -42,7 +45,9 @@ class GateVerdict:
     """Every rule's outcome, and how the baseline's environment differs from this one."""
 
     baseline: str
-    confidence: float
+    #: A rule regresses when the lower end of its interval (bootstrap over the samples,
+    #: ``confidence`` two-sided) is above 1 + threshold.
+    confidence: float = field(metadata=js(schema={"exclusiveMinimum": 0, "exclusiveMaximum": 1}))
     outcomes: tuple[RuleOutcome, ...] = field(metadata=js("rules"))
     environment_notes: tuple[str, ...]
     strict_environment: bool

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from jaxinspect.base.failures import CaseFailure
 from jaxinspect.base.inspection import InputOrigins, data_dependence_caveat
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, Minimum, js
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
 #: wall clock from the parent's spawn to the child's first line; the others with perf_counter.
@@ -27,41 +27,49 @@ COLD_PHASES = (
 STABLE_COLD_PHASES = ("import_jax", "trace", "lower", "compile", "first_call", "second_call")
 
 
+#: A measured duration.
+Seconds = Annotated[float, Minimum(0)]
+#: A number of calls, rounds or processes.
+Positive = Annotated[int, Minimum(1)]
+
+
 @dataclass(frozen=True, slots=True)
 class PhaseStats:
-    """One cold phase over several fresh processes."""
+    """One phase over the fresh processes of a round: min <= median <= max."""
 
-    min_s: float
-    median_s: float
-    max_s: float
-    samples_s: tuple[float, ...]
+    min_s: Seconds
+    median_s: Seconds
+    max_s: Seconds
+    samples_s: tuple[Seconds, ...] = field(metadata=js(schema={"minItems": 1}))
 
 
 @dataclass(frozen=True, slots=True)
 class Histogram:
-    """Counts of samples per bin; ``edges_s`` has one more entry than ``counts``."""
+    """Equal-width bins from min to p99 (the last bin also holds samples above the p99):
+    counts of samples per bin; ``edges_s`` has one more entry than ``counts``."""
 
-    edges_s: tuple[float, ...]
-    counts: tuple[int, ...]
+    edges_s: tuple[Seconds, ...] = field(metadata=js(schema={"minItems": 2}))
+    counts: tuple[Count, ...] = field(metadata=js(schema={"minItems": 1}))
 
 
 @dataclass(frozen=True, slots=True)
 class CachedStats:
     """Steady-state seconds per call, each call waited on with ``block_until_ready``."""
 
-    min_s: float
-    median_s: float
-    mean_s: float
-    p90_s: float
-    p99_s: float
-    max_s: float
-    stdev_s: float
-    count: int
-    warmup: int
+    min_s: Seconds
+    median_s: Seconds
+    mean_s: Seconds
+    p90_s: Seconds
+    p99_s: Seconds
+    max_s: Seconds
+    stdev_s: Seconds
+    count: Positive
+    warmup: Count
     #: Median seconds until a call returned, before waiting: the asynchronous dispatch cost.
-    dispatch_median_s: float | None
+    dispatch_median_s: Seconds | None
     #: (p90 - p10) / median of the samples.
-    spread: float
+    spread: Annotated[float, Minimum(0)]
+    #: Whether the spread is above 0.5.
     noisy: bool
     noisy_reason: str | None
     histogram: Histogram
@@ -71,19 +79,20 @@ class CachedStats:
 class PipelinedStats:
     """``calls`` dispatched back to back and waited on once, repeated ``rounds`` times."""
 
-    per_call_s: float
-    calls: int
-    rounds: int
-    round_per_call_s: tuple[float, ...]
+    #: The median over rounds of (round time / calls).
+    per_call_s: Seconds
+    calls: Positive
+    rounds: Positive
+    round_per_call_s: tuple[Seconds, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class DispatchStats:
     """Per-call cost of a trivial program (``x + 1`` on a float32[8]) on the same device."""
 
-    tiny_call_s: float
-    tiny_dispatch_s: float
-    count: int
+    tiny_call_s: Seconds
+    tiny_dispatch_s: Seconds
+    count: Positive
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +144,15 @@ class ColdProcesses:
     """The fresh processes of one cold round: the cache setting and, per process, its total
     seconds and the persistent-cache requests and hits of its compile."""
 
-    cache: str
-    count: int
-    total_s: tuple[float, ...]
-    cache_requests: tuple[int, ...]
-    cache_hits: tuple[int, ...]
+    cache: str = field(metadata=js(schema={"enum": ["disabled", "empty", "populated"]}))
+    count: Positive
+    #: Wall time of each process as the parent saw it.
+    total_s: tuple[Seconds, ...]
+    #: Persistent-cache lookups of the compile (JAX monitoring event
+    #: /jax/compilation_cache/compile_requests_use_cache).
+    cache_requests: tuple[Count, ...]
+    #: Lookups answered from the cache (/jax/compilation_cache/cache_hits).
+    cache_hits: tuple[Count, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +160,12 @@ class PersistentCacheReport:
     """Cold starts with an empty persistent compilation cache, then with a populated one."""
 
     directory: str
-    min_compile_time_secs: float
-    min_entry_size_bytes: int
+    #: The thresholds jaxinspect sets so that every compile is cached.
+    min_compile_time_secs: float = field(metadata=js(schema={"const": 0.0}))
+    min_entry_size_bytes: int = field(metadata=js(schema={"const": 0}))
     #: Files one compile wrote into an empty cache, and their bytes.
-    entries_written: int
-    entry_bytes: int
+    entries_written: Count
+    entry_bytes: Count
     #: Whether the folder already held this program before the run (the priming process hit).
     already_populated: bool
     populated: ColdRound = field(metadata=js(omit=True))
@@ -241,7 +255,7 @@ class BenchResult:
     """Every measurement for one spec of the target."""
 
     spec: str
-    input_bytes: int
+    input_bytes: Count
     donated: tuple[str, ...]
     #: Without ``--compilation-cache``, the processes ran with the cache disabled; with it,
     #: this is the empty-cache round.
@@ -257,7 +271,7 @@ class BenchResult:
     #: Where the executed inputs' values came from (``--inputs``, the spec's ``inputs:``).
     inputs: InputOrigins | None = None
     #: While loops of the program with no trip count XLA proved (their time follows the values).
-    data_dependent_loops: int = 0
+    data_dependent_loops: Count = 0
 
     JSON_PROPERTIES: ClassVar[tuple[tuple[str, str], ...]] = (
         ("cold", "cold_phases"),
@@ -311,7 +325,7 @@ class Environment:
     jaxlib_version: str
     python_version: str
     platform: str
-    cpu_count: int | None
+    cpu_count: Positive | None
     x64: bool
 
 
@@ -319,11 +333,11 @@ class Environment:
 class BenchSettings:
     """How the run was configured."""
 
-    cold_runs: int
-    runs: int | None
-    time_budget_s: float
+    cold_runs: Positive
+    runs: Positive | None
+    time_budget_s: Seconds
     seed: int
-    max_input_bytes: int
+    max_input_bytes: Count
     compilation_cache: str | None
 
 

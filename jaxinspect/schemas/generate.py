@@ -44,10 +44,13 @@ class Document:
     file: str
     title: str
     description: str
-    root: Callable[[], type]  # imported late: reading one schema imports only its report
+    root: Callable[[], Any]  # imported late: reading one schema imports only its report
     #: The constant keys written beside the type's (``schema_version``, ``command``...).
     consts: tuple[tuple[str, object], ...]
     with_id: bool = True
+    #: For a file of definitions other schemas share (not a document): the name of the
+    #: definition of ``root``, which is then any type expression.
+    defs_name: str | None = None
 
 
 def _topologies() -> type:
@@ -68,6 +71,36 @@ def _recompile() -> type:
     return SweepReport
 
 
+def _bench() -> type:
+    from jaxinspect.bench.jsondoc import BenchDocument
+
+    return BenchDocument
+
+
+def _diff() -> type:
+    from jaxinspect.snapshot.diffdoc import DiffDocument
+
+    return DiffDocument
+
+
+def _check() -> type:
+    from jaxinspect.snapshot.checkreport import CheckReport
+
+    return CheckReport
+
+
+def _collectives() -> Any:
+    from jaxinspect.xla.collectivemodel import Collective
+
+    return tuple[Collective, ...] | None
+
+
+def _summary() -> type:
+    from jaxinspect.snapshot.model import SummaryFile
+
+    return SummaryFile
+
+
 #: The documents whose schema is generated whole, in file-name order.
 DOCUMENTS = (
     Document(
@@ -81,6 +114,29 @@ DOCUMENTS = (
         consts=(("schema_version", 1), ("kind", "jaxinspect-bench-baseline")),
     ),
     Document(
+        file="bench.schema.json",
+        title="jaxinspect bench report",
+        description=(
+            "The document `jaxinspect bench --format json` writes to stdout. Seconds are "
+            "measured with time.perf_counter (process_start: wall clock between processes). A "
+            "null value has its reason under `unavailable`, keyed by the value's dotted path."
+        ),
+        root=_bench,
+        consts=(("schema_version", 1), ("command", "bench")),
+    ),
+    Document(
+        file="collectives.defs.json",
+        title="jaxinspect collectives (definitions shared by report schemas)",
+        description=(
+            "Not a document of its own: the collectives[] list that renderers/collectives.py "
+            "writes (one entry per kind of collective and device groups, largest bytes first; "
+            "null before compile), for the report schemas to use. See docs/collectives.md."
+        ),
+        root=_collectives,
+        consts=(),
+        defs_name="collectives",
+    ),
+    Document(
         file="recompile.schema.json",
         title="jaxinspect recompile report",
         description=(
@@ -90,6 +146,36 @@ DOCUMENTS = (
         ),
         root=_recompile,
         consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="snapshot-check.schema.json",
+        title="jaxinspect check --format json",
+        description=(
+            "The document `jaxinspect check --format json` writes to stdout: every manifest "
+            "target against its stored snapshot, with its status and, when it changed, its diff."
+        ),
+        root=_check,
+        consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="snapshot-diff.schema.json",
+        title="jaxinspect diff --format json",
+        description=(
+            "The document `jaxinspect diff --format json` writes to stdout: what differs between "
+            "two snapshots (toolchain, op counts, summary numbers, normalized texts)."
+        ),
+        root=_diff,
+        consts=(),
+    ),
+    Document(
+        file="snapshot-summary.schema.json",
+        title="jaxinspect snapshot summary.json",
+        description=(
+            "The file `summary.json` of a snapshot folder, which `diff` and `check` compare: "
+            "read back by the same type that wrote it (jaxinspect.snapshot.model.SummaryFile)."
+        ),
+        root=_summary,
+        consts=(("format_version", 1),),
     ),
     Document(
         file="topologies.schema.json",
@@ -108,11 +194,14 @@ DOCUMENTS = (
 def document_schema(doc: Document) -> dict[str, Any]:
     """The whole schema of ``doc``: its head, its root object and the ``$defs`` it refers to."""
     defs: dict[str, Any] = {}
-    root = _object_schema(doc.root(), defs)
     head: dict[str, Any] = {"$schema": _DRAFT}
     if doc.with_id:
         head["$id"] = _ID + doc.file
     head.update(title=doc.title, description=doc.description)
+    if doc.defs_name is not None:
+        named = _type_schema(doc.root(), defs)
+        return {**head, "$defs": {doc.defs_name: named, **dict(sorted(defs.items()))}}
+    root = _object_schema(doc.root(), defs)
     fixed = {key: {"const": value} for key, value in doc.consts}
     out = {
         **head,
@@ -154,6 +243,7 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     notes = _field_notes(cls)
     hints = _field_types(cls)
     properties: dict[str, Any] = {}
+    absent: list[str] = []
     for f in dataclasses.fields(cls):
         meta = f.metadata
         if meta.get(jsonfields.OMIT):
@@ -162,26 +252,43 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             properties.update(_object_schema(hints[f.name], defs)["properties"])
             continue
         value_type = hints[f.name]
+        depth = int(meta.get(jsonfields.MAPPING, 0))
         schema = (
-            _mapping_schema(value_type, defs)
-            if meta.get(jsonfields.MAPPING)
-            else _type_schema(value_type, defs)
+            _mapping_schema(value_type, defs, depth) if depth else _type_schema(value_type, defs)
         )
         schema.update(meta.get(jsonfields.SCHEMA, {}))
-        properties[meta.get(jsonfields.KEY, f.name)] = _described(
-            schema, meta.get(jsonfields.DOC) or notes.get(f.name)
-        )
+        if "const" in schema:  # a constant's type goes without saying
+            schema = {"const": schema["const"]}
+        key = meta.get(jsonfields.KEY, f.name)
+        if meta.get(jsonfields.SKIP_NONE):
+            # Absent rather than null: the key is optional and, when present, never null.
+            schema = _without_null(schema)
+            absent.append(key)
+        properties[key] = _described(schema, meta.get(jsonfields.DOC) or notes.get(f.name))
     for entry in getattr(cls, "JSON_PROPERTIES", ()):
         key, attr = (entry, entry) if isinstance(entry, str) else entry
         prop = getattr(cls, attr)
-        returned = typing.get_type_hints(prop.fget, vars(sys.modules[cls.__module__]))["return"]
+        namespace = vars(sys.modules[cls.__module__])
+        returned = typing.get_type_hints(prop.fget, namespace, include_extras=True)["return"]
         properties[key] = _described(_type_schema(returned, defs), _first_paragraph(prop.__doc__))
     out: dict[str, Any] = {"type": "object"}
     doc = _first_paragraph(inspect.getdoc(cls))
     if doc:
         out["description"] = doc
-    out.update(required=list(properties), additionalProperties=False, properties=properties)
+    required = [k for k in properties if k not in absent]
+    out.update(required=required, additionalProperties=False, properties=properties)
     return out
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        return {**schema, "type": rest[0] if len(rest) == 1 else rest}
+    options = [s for s in schema.get("anyOf", ()) if s != {"type": "null"}]
+    if len(options) == 1:
+        return {**options[0], **{k: v for k, v in schema.items() if k != "anyOf"}}
+    return schema
 
 
 def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +296,12 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     args = typing.get_args(tp)
     if tp is type(None) or tp is None:
         return {"type": "null"}
+    if origin is typing.Annotated:  # a bound beside the type
+        out = _type_schema(args[0], defs)
+        for bound in args[1:]:
+            if isinstance(bound, jsonfields.Minimum):
+                out["minimum"] = bound.value
+        return out
     if origin in (types.UnionType, typing.Union):
         parts = [_type_schema(a, defs) for a in args]
         simple = [p for p in parts if set(p) == {"type"} and isinstance(p["type"], str)]
@@ -224,12 +337,18 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
-def _mapping_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    """``tuple[tuple[str, V], ...]`` (or ``| None``) written as an object of ``V``."""
+def _mapping_schema(tp: Any, defs: dict[str, Any], depth: int = 1) -> dict[str, Any]:
+    """``tuple[tuple[str, V], ...]`` (or ``| None``) written as an object of ``V`` (``depth``
+    > 1: ``V`` is pairs too, written as an object)."""
     nullable = typing.get_origin(tp) in (types.UnionType, typing.Union)
     inner = next(a for a in typing.get_args(tp) if a is not type(None)) if nullable else tp
     pair = typing.get_args(inner)[0]
-    value = _type_schema(typing.get_args(pair)[1], defs)
+    value_type = typing.get_args(pair)[1]
+    value = (
+        _mapping_schema(value_type, defs, depth - 1)
+        if depth > 1
+        else _type_schema(value_type, defs)
+    )
     return {"type": ["object", "null"] if nullable else "object", "additionalProperties": value}
 
 

@@ -5,12 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
+from jaxinspect.snapshot.diffdoc import DiffDocument
 from jaxinspect.snapshot.diffreport import SnapshotDiff
 from jaxinspect.snapshot.thresholds import Verdict
 
+
+@dataclass(frozen=True, slots=True)
+class StatusCounts:
+    """How many targets have each status."""
+
+    error: Count
+    changed: Count
+    missing: Count
+    stale: Count
+    new: Count
+    unchanged: Count
+
+
 #: Every status a target can have, in the order reports list them.
-STATUSES = ("error", "changed", "missing", "stale", "new", "unchanged")
+STATUSES = tuple(StatusCounts.__dataclass_fields__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,15 +38,24 @@ class TargetResult:
 
     name: str
     target: str
-    status: str
+    status: str = field(metadata=js(schema={"enum": list(STATUSES)}))
     #: The diff and its verdict: one ``snapshot-diff`` document in the JSON.
     diff: SnapshotDiff | None = field(default=None, metadata=js(omit=True))
     verdict: Verdict | None = field(default=None, metadata=js(omit=True))
     written: bool = False
     removed: bool = False
+    #: For status ``error``: how the target's code failed (import, trace, lower or compile).
     error: str | None = None
 
-    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("failed",)
+    JSON_PROPERTIES: ClassVar[tuple[str | tuple[str, str], ...]] = (
+        "failed",
+        ("diff", "diff_document"),
+    )
+
+    @property
+    def diff_document(self) -> DiffDocument | None:
+        """A ``snapshot-diff`` document, or null for missing, new and stale targets."""
+        return None if self.diff is None else DiffDocument.of(self.diff, self.verdict)
 
     @property
     def failed(self) -> bool:
@@ -61,7 +84,10 @@ class CheckReport:
     #: Shown on the terminal; not part of the JSON document.
     notes: tuple[str, ...] = field(default=(), metadata=js(omit=True))
 
-    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("failed",)
+    JSON_PROPERTIES: ClassVar[tuple[str | tuple[str, str], ...]] = (
+        "failed",
+        ("counts", "status_counts"),
+    )
 
     @property
     def failed(self) -> bool:
@@ -76,6 +102,11 @@ class CheckReport:
     def counts(self) -> dict[str, int]:
         """How many targets have each status."""
         return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+
+    @property
+    def status_counts(self) -> StatusCounts:
+        """How many targets have each status, as the JSON writes them."""
+        return StatusCounts(**self.counts())
 
     def counts_line(self) -> str:
         """``2 unchanged, 1 changed``; what an empty run (a shard with no target) checked."""

@@ -6,7 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
+from jaxinspect.snapshot.model import STAGES
 from jaxinspect.textdiff.linediff import Hunk
 
 
@@ -14,10 +15,12 @@ from jaxinspect.textdiff.linediff import Hunk
 class OpChange:
     """An op whose count changed in one stage (0 = absent on that side)."""
 
-    stage: str
+    #: A stage's op histogram, or ``collectives``: executions per program run of each kind of
+    #: collective, loop trip counts applied.
+    stage: str = field(metadata=js(schema={"enum": [*STAGES, "collectives"]}))
     op: str
-    before: int
-    after: int
+    before: Count
+    after: Count
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +65,12 @@ class MetricChange:
 class TextChange:
     """The unified-diff hunks of one stage whose normalized text differs."""
 
-    stage: str
+    stage: str = field(metadata=js(schema={"enum": list(STAGES)}))
     a_name: str = field(metadata=js(omit=True))
     b_name: str = field(metadata=js(omit=True))
     hunks: tuple[Hunk, ...]
     #: With a structural diff: names of the old text rewritten to their match in the new one.
-    renamed: int = 0
+    renamed: Count = 0
     #: Values (instructions, variables) defined only in the new text, only in the old one, and
     #: in both but on a changed line.
     added_names: tuple[str, ...] = field(default=(), metadata=js(omit=True))
@@ -86,12 +89,12 @@ class TextChange:
         return ChangedValues(self.added_names, self.removed_names, self.changed_names)
 
     @property
-    def added(self) -> int:
+    def added(self) -> Count:
         """Lines only in the new text."""
         return sum(1 for h in self.hunks for mark, _ in h.lines if mark == "+")
 
     @property
-    def removed(self) -> int:
+    def removed(self) -> Count:
         """Lines only in the old text."""
         return sum(1 for h in self.hunks for mark, _ in h.lines if mark == "-")
 

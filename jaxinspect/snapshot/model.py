@@ -1,10 +1,16 @@
-"""Immutable snapshot objects and their files' JSON shapes (no jax import)."""
+"""Immutable snapshot objects and their files' JSON shapes (no jax import).
+
+``summary.json`` is :class:`SummaryFile`: written by ``jsonfields``' encoder, read back by its
+typed decode, and its schema generated from it (``schemas/snapshot-summary.schema.json``).
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Annotated, Any
+
+from jaxinspect.jsonfields import Count, Minimum, decode, encode_object, js
 
 if TYPE_CHECKING:
     from jaxinspect.xla.collectivemodel import CollectiveSummary
@@ -18,6 +24,8 @@ STAGE_FILES: tuple[tuple[str, str], ...] = (
     ("stablehlo", "stablehlo.mlir"),
     ("hlo", "hlo.txt"),
 )
+#: The stages, in pipeline order.
+STAGES = tuple(stage for stage, _ in STAGE_FILES)
 SUMMARY_FILE = "summary.json"
 #: Source locations, names and the target: kept for people, never compared.
 PROVENANCE_FILE = "provenance.json"
@@ -34,17 +42,9 @@ COLLECTIVE_OPS = (
     "ragged-all-to-all",
     "reduce-scatter",
 )
-COST_KEYS = ("flops", "transcendentals", "bytes_accessed")
-MEMORY_KEYS = (
-    "argument_bytes",
-    "output_bytes",
-    "temp_bytes",
-    "alias_bytes",
-    "peak_bytes",
-    "generated_code_bytes",
-)
-
-OpCounts = tuple[tuple[str, int], ...]
+#: A figure of JAX's cost or memory analysis; null when the backend does not report it.
+Figure = Annotated[float, Minimum(0)] | None
+OpCounts = tuple[tuple[str, Count], ...]
 Numbers = tuple[tuple[str, float | None], ...]
 
 
@@ -57,6 +57,31 @@ class SnapshotHeader:
     backend: str
     device_kind: str
     x64: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CostFigures:
+    """JAX's ``cost_analysis()`` of the compiled program."""
+
+    flops: Figure
+    transcendentals: Figure
+    bytes_accessed: Figure
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFigures:
+    """JAX's ``memory_analysis()`` of the compiled program, in bytes."""
+
+    argument_bytes: Figure
+    output_bytes: Figure
+    temp_bytes: Figure
+    alias_bytes: Figure
+    peak_bytes: Figure
+    generated_code_bytes: Figure
+
+
+COST_KEYS = tuple(f.name for f in fields(CostFigures))
+MEMORY_KEYS = tuple(f.name for f in fields(MemoryFigures))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,50 +171,81 @@ def collective_totals(summary: CollectiveSummary) -> tuple[OpCounts, OpCounts]:
     )
 
 
+def _known_stages(ops: object) -> tuple[str, str] | None:
+    unknown = [s for s in ops if s not in STAGES] if isinstance(ops, dict) else []
+    return None if not unknown else (unknown[0], f"absent (not a stage: {', '.join(STAGES)})")
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryFile:
+    """The compared summary of one snapshot folder: toolchain header, op histograms, fusions,
+    collectives (executions and bytes), cost and memory. Null values are unavailable;
+    ``unavailable`` says why.
+
+    Attributes:
+        files: The file holding each stage's normalized text.
+        ops: Each stage's op histogram (op name -> count).
+        fusion_count: Fusions in the optimized HLO; null for a text without them.
+        unavailable: Why a value is null, by its JSON path.
+    """
+
+    header: SnapshotHeader
+    files: tuple[tuple[str, str], ...] = field(metadata=js(mapping=True))
+    ops: tuple[tuple[str, OpCounts], ...] = field(
+        metadata=js(mapping=2, check=_known_stages, schema={"propertyNames": {"enum": STAGES}})
+    )
+    fusion_count: Count | None
+    #: Executions per program run of each kind of collective (all-reduce, all-gather, ...; an
+    #: async start/done pair once), loop trip counts applied. See docs/collectives.md.
+    collectives: OpCounts = field(metadata=js(mapping=True))
+    cost: CostFigures
+    memory: MemoryFigures
+    unavailable: tuple[tuple[str, str], ...] = field(metadata=js(mapping=True))
+    #: Bytes each device moves per program run in each kind of collective (the collectives
+    #: table's bytes/device, summed). Absent in snapshots written before it was recorded; then
+    #: not compared.
+    collective_bytes: OpCounts | None = field(
+        default=None, metadata=js(mapping=True, skip_none=True)
+    )
+
+
 def summary_to_dict(header: SnapshotHeader, summary: SnapshotSummary) -> dict[str, Any]:
-    """``summary.json``: see ``schemas/snapshot-summary.schema.json``."""
-    out: dict[str, Any] = {
-        "format_version": FORMAT_VERSION,
-        "header": {
-            "jax_version": header.jax_version,
-            "jaxlib_version": header.jaxlib_version,
-            "backend": header.backend,
-            "device_kind": header.device_kind,
-            "x64": header.x64,
-        },
-        "files": dict(STAGE_FILES),
-        "ops": {stage: dict(counts) for stage, counts in summary.ops},
-        "fusion_count": summary.fusion_count,
-        "collectives": dict(summary.collectives),
-        "cost": dict(summary.cost),
-        "memory": dict(summary.memory),
-        "unavailable": dict(summary.unavailable),
-    }
-    if summary.collective_bytes is not None:
-        out["collective_bytes"] = dict(summary.collective_bytes)
-    return out
+    """``summary.json``: the :class:`SummaryFile` of ``summary``."""
+    stored = SummaryFile(
+        header=header,
+        files=STAGE_FILES,
+        ops=summary.ops,
+        fusion_count=summary.fusion_count,
+        collectives=summary.collectives,
+        cost=CostFigures(**dict(summary.cost)),
+        memory=MemoryFigures(**dict(summary.memory)),
+        unavailable=summary.unavailable,
+        collective_bytes=summary.collective_bytes,
+    )
+    return {"format_version": FORMAT_VERSION, **encode_object(stored)}
 
 
 def summary_from_dict(data: dict[str, Any]) -> tuple[SnapshotHeader, SnapshotSummary]:
-    """Inverse of ``summary_to_dict``; raises ``KeyError``/``TypeError`` on a malformed one."""
-    h = data["header"]
-    header = SnapshotHeader(
-        jax_version=str(h["jax_version"]),
-        jaxlib_version=str(h["jaxlib_version"]),
-        backend=str(h["backend"]),
-        device_kind=str(h["device_kind"]),
-        x64=bool(h["x64"]),
-    )
+    """Inverse of ``summary_to_dict``, checking every value as it reads it.
+
+    Raises:
+        DecodeError: Names the first key that is wrong.
+    """
+    stored = decode(SummaryFile, data, allowed=("format_version",))
     summary = SnapshotSummary(
-        ops=_ordered_ops(data["ops"]),
-        fusion_count=data["fusion_count"],
-        collectives=_counts(data["collectives"]),
-        cost=tuple((k, data["cost"].get(k)) for k in COST_KEYS),
-        memory=tuple((k, data["memory"].get(k)) for k in MEMORY_KEYS),
-        unavailable=tuple(sorted((str(k), str(v)) for k, v in data["unavailable"].items())),
-        collective_bytes=_counts(data["collective_bytes"]) if "collective_bytes" in data else None,
+        ops=tuple(
+            sorted(((s, _ranked(c)) for s, c in stored.ops), key=lambda s: STAGES.index(s[0]))
+        ),
+        fusion_count=stored.fusion_count,
+        collectives=_ranked(stored.collectives),
+        cost=tuple((k, getattr(stored.cost, k)) for k in COST_KEYS),
+        memory=tuple((k, getattr(stored.memory, k)) for k in MEMORY_KEYS),
+        unavailable=tuple(sorted(stored.unavailable)),
+        collective_bytes=None
+        if stored.collective_bytes is None
+        else _ranked(stored.collective_bytes),
     )
-    return header, summary
+    return stored.header, summary
 
 
 def provenance_to_dict(provenance: Provenance) -> dict[str, Any]:
@@ -230,11 +286,6 @@ def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _ordered_ops(raw: dict[str, Any]) -> tuple[tuple[str, OpCounts], ...]:
-    order = [stage for stage, _ in STAGE_FILES]
-    stages = sorted(raw, key=lambda s: (order.index(s) if s in order else len(order), s))
-    return tuple((stage, _counts(raw[stage])) for stage in stages)
-
-
-def _counts(raw: dict[str, Any]) -> OpCounts:
-    return tuple(sorted(((str(k), int(v)) for k, v in raw.items()), key=lambda kv: (-kv[1], kv[0])))
+def _ranked(counts: OpCounts) -> OpCounts:
+    """Most frequent first, then by name."""
+    return tuple(sorted(counts, key=lambda kv: (-kv[1], kv[0])))

@@ -33,7 +33,6 @@ from jaxinspect.snapshot.model import (
     dump_json,
     provenance_from_dict,
     provenance_to_dict,
-    summary_from_dict,
     summary_to_dict,
 )
 from jaxinspect.snapshot.validate import CorruptSnapshotError, NewerSnapshotError, parse_summary
@@ -192,8 +191,7 @@ def read_snapshot(folder: Path) -> Snapshot:
         except (ValueError, KeyError, TypeError, AttributeError):
             provenance = None  # provenance is informative only
     written_by = None if provenance is None else provenance.jaxinspect_version
-    data = parse_summary(files[SUMMARY_FILE], folder / SUMMARY_FILE, written_by)
-    header, summary = summary_from_dict(data)
+    header, summary = parse_summary(files[SUMMARY_FILE], folder / SUMMARY_FILE, written_by)
     texts = []
     for stage, filename in STAGE_FILES:
         if filename not in files:

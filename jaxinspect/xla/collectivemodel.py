@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
 from jaxinspect.xla.sourcemap import SourceLocation
+
+#: Collective opcodes, without their ``-start``/``-done`` suffix.
+COLLECTIVE_KINDS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+    "ragged-all-to-all",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +47,9 @@ class Collective:
             metadata; ``None`` without one (XLA's own, or a module printed without metadata).
     """
 
-    op: str
-    count: int
-    bytes: int
+    op: str = field(metadata=js(schema={"enum": list(COLLECTIVE_KINDS)}))
+    count: Count
+    bytes: Count
     groups: str
     group_size: int | None
     axes: tuple[str, ...] | None

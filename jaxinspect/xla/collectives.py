@@ -22,24 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect import jaxapi
-from jaxinspect.xla.collectivemodel import Collective, CollectiveSummary
+from jaxinspect.xla.collectivemodel import COLLECTIVE_KINDS, Collective, CollectiveSummary
 from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, parse_module
 from jaxinspect.xla.ownership import UserCode, library_prefixes
 from jaxinspect.xla.shapes import shape_bytes
 from jaxinspect.xla.sourcemap import FrameTable, parse_frame_table
 
 #: Collective opcodes, without their ``-start``/``-done`` suffix.
-COLLECTIVES = frozenset(
-    {
-        "all-reduce",
-        "all-gather",
-        "reduce-scatter",
-        "all-to-all",
-        "collective-permute",
-        "collective-broadcast",
-        "ragged-all-to-all",
-    }
-)
+COLLECTIVES = frozenset(COLLECTIVE_KINDS)
 
 _GROUPS = re.compile(
     r"\breplica_groups=("

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jaxinspect.jsonfields import Count
+
 if TYPE_CHECKING:
     from jaxinspect.xla.ownership import UserCode
 
@@ -25,8 +27,8 @@ class SourceLocation:
     """One Python frame: file, line, column and function."""
 
     file: str
-    line: int
-    column: int
+    line: Count
+    column: Count
     function: str
 
     @property
