@@ -132,6 +132,17 @@ def test_non_array_leaves_are_static_as_jit_makes_them() -> None:
     assert "mul" in inspection.jaxpr
 
 
+def test_a_mesh_compiles_for_its_devices() -> None:
+    def total(x: Any) -> Any:
+        return x.sum()
+
+    x = jax.ShapeDtypeStruct((8, 4), jnp.float32)
+    inspection = jaxinspect.inspect(total, x, mesh={"data": 2}, execute=False)
+    assert len(inspection.stages_report.devices) == 2
+    assert inspection.stages_report.mesh == (("data", 2),)
+    assert {inspection, inspection} == {inspection}  # hashable: one compilation is itself
+
+
 def test_an_equinox_module_has_its_arrays_traced() -> None:
     eqx = pytest.importorskip("equinox")
     model = eqx.nn.Linear(4, 3, key=jax.random.key(0))
