@@ -5,6 +5,7 @@ The examples of docs/python.md run here too (``test_docs_python_examples_run``).
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -220,12 +221,12 @@ def test_report_writes_the_html_report(tmp_path: Path) -> None:
     def f(x: Any) -> Any:
         return jnp.cos(x).sum()
 
-    path = jaxinspect.inspect(f, jnp.ones((8,))).report(tmp_path / "f.html")
-    html = path.read_text()
-    assert html.startswith("<!DOCTYPE html>")
-    assert "test_python_api:test_report_writes_the_html_report.&lt;locals&gt;.f" in html or (
-        "test_report_writes_the_html_report" in html
-    )
+    inspection = jaxinspect.inspect(f, jnp.ones((8,)))
+    path = inspection.report(tmp_path / "f.html")
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert html.escape(inspection.target) in page
+    assert "cosine" in page  # the stage texts are in it
 
 
 def test_rich_and_pretty_print_the_console_tables() -> None:
@@ -272,6 +273,10 @@ def test_diff_of_two_versions() -> None:
 
     shown = plain_text(changed)
     assert "+" in shown and "sine" in shown
+    within = jaxinspect.diff(first, jaxinspect.inspect(v2, x), fail_on="flops>+1000%")
+    assert within.changed and not within.verdict.failed  # changed, within the rule
+    with pytest.raises(UsageError):
+        jaxinspect.diff(first, first, fail_on="flops>>1")
 
 
 def _python_blocks(path: Path) -> list[str]:
