@@ -133,6 +133,17 @@ def test_non_array_leaves_are_static_as_jit_makes_them() -> None:
     assert "mul" in inspection.jaxpr
 
 
+def test_transforms_compose_innermost_first() -> None:
+    def loss(x: Any) -> Any:
+        return jnp.sum(jnp.sin(x))
+
+    grad = jaxinspect.inspect(loss, jnp.ones((4,)), transform="grad", execute=False)
+    assert grad.stages_report.composition == "jit(grad(loss, argnums=0))"
+    assert "cos" in grad.jaxpr
+    batched = jaxinspect.inspect(loss, jnp.ones((3, 4)), transform=["grad", "vmap"], execute=False)
+    assert batched.stages_report.composition == "jit(vmap(grad(loss, argnums=0)))"
+
+
 def test_a_mesh_compiles_for_its_devices() -> None:
     def total(x: Any) -> Any:
         return x.sum()
