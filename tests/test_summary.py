@@ -16,9 +16,7 @@ import pytest
 from browserpage import CHROMIUM, opened
 from notebookpage import check_summary, page_is_untouched, write_page
 
-from conftest import ROOT, SAMPLES
-
-ARTIFACTS = ROOT / "tests" / "artifacts"
+from conftest import SAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -147,5 +145,3 @@ def test_two_summaries_on_one_page_render_and_stay_independent(
         page_is_untouched(page)
         assert page.problems == []
         assert page.requests == [path.as_uri()]
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.locator("#jxs-a").screenshot(path=str(ARTIFACTS / "notebook-summary.png"))
