@@ -33,13 +33,24 @@ def cost_of_run(
     """
     from jaxinspect.cost.optimes import measure_program
 
-    program = analyse_compiled(artifacts.compiled, user=user)
-    reasons = [r for r in source.unavailable if r[0] != "cost"]
-    summary = collect.collect_cost(artifacts.compiled, reasons, program)
-    program = reconcile_compiled(artifacts.compiled, summary, program)
+    source, program = analyse_run(source, artifacts, user)
+    reasons = list(source.unavailable)
     op_times = None
     if measure_runs is not None or measure:
         op_times = measure_program(artifacts, measure_runs, reasons, progress)
     else:
         reasons.append(("cost.measured", "--measure not given"))
-    return replace(source, cost=summary, unavailable=tuple(reasons)), program, op_times
+    return replace(source, unavailable=tuple(reasons)), program, op_times
+
+
+def analyse_run(
+    source: InspectionReport, artifacts: StageArtifacts, user: UserCode
+) -> tuple[InspectionReport, ProgramCost]:
+    """The per-op analysis of a run inspected without its ``cost`` section, and the run's
+    report with JAX's cost summary (loop-aware totals from that analysis) filled in, as
+    ``stages`` shows it."""
+    program = analyse_compiled(artifacts.compiled, user=user)
+    reasons = [r for r in source.unavailable if r[0] != "cost"]
+    summary = collect.collect_cost(artifacts.compiled, reasons, program)
+    program = reconcile_compiled(artifacts.compiled, summary, program)
+    return replace(source, cost=summary, unavailable=tuple(reasons)), program

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxinspect import jaxapi
 from jaxinspect.base.inspection import InspectionReport
@@ -24,6 +24,7 @@ from jaxinspect.htmlreport.sources import (
 )
 from jaxinspect.inputs.spec import Spec
 from jaxinspect.inputs.target import LoadedTarget
+from jaxinspect.inputs.transforms import Transform
 from jaxinspect.memory.report import MemoryReport
 from jaxinspect.passes.report import PassesReport
 from jaxinspect.xla.breakdown import LoopInfo, OpCost
@@ -32,6 +33,9 @@ from jaxinspect.xla.ownership import UserCode
 from jaxinspect.xla.profiles import DeviceProfile, profile_for_kind
 from jaxinspect.xla.sourcemap import parse_frame_table, shown_path
 from jaxinspect.xla.xlacost import callees
+
+if TYPE_CHECKING:
+    from jaxinspect.stages.dumprun import DumpedRun
 
 #: Characters of stage text the report holds, the three stages together (the CLI's
 #: `jaxinspect hlo` prints a text whole). Highlighted and escaped, a character takes about
@@ -124,28 +128,56 @@ def build_report_data(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
+    run = report_run(loaded, spec, backend=backend, passes=passes, execute=execute)
+    return report_data_of(
+        run, profile=profile, user=user, measure_runs=measure_runs, passes=passes, assume=assume
+    )
+
+
+def report_run(
+    loaded: LoadedTarget,
+    spec: Spec,
+    *,
+    backend: str | None,
+    passes: bool = False,
+    execute: bool = True,
+    transforms: tuple[Transform, ...] = (),
+) -> DumpedRun:
+    """The report's one trace/lower/compile (with XLA's dump), and the run of the executable
+    for the timings; ``report_data_of`` assembles the sections from it."""
+    from jaxinspect.stages.dumprun import run_dumped
+    from jaxinspect.stages.runner import InspectOptions
+
+    sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
+    options = InspectOptions(
+        backend=backend, sections=sections, execute=execute, live_peak=True, transforms=transforms
+    )
+    return run_dumped(loaded, spec, options, passes=passes)
+
+
+def report_data_of(
+    run: DumpedRun,
+    *,
+    profile: DeviceProfile | None,
+    user: UserCode,
+    measure_runs: int | None,
+    passes: bool = False,
+    assume: tuple[TripAssumption, ...] = (),
+) -> ReportData:
+    """Every section of the report, read from ``run`` (``report_run``): nothing compiles.
+
+    ``passes``: the run dumped the module after every pass (``report_run(passes=True)``).
+    """
     from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.memory.runner import build_memory_report
     from jaxinspect.passes.runner import build_passes_report
-    from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.stages.runner import InspectOptions, run_inspection
 
-    sections = ("jaxpr", "stablehlo", "hlo", "ops", "memory", "timings")
-    with compilation_dump(passes=passes) as dump:
-        options = InspectOptions(
-            backend=backend,
-            sections=sections,
-            execute=execute,
-            compiler_options=dump.compiler_options,
-            live_peak=True,
-        )
-        source, artifacts = run_inspection(loaded, spec, options)
-        dumped = dump.read(artifacts.compiled)
+    artifacts, dumped = run.artifacts, run.dumped
     compiled = artifacts.compiled
     with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
-        source, program, op_times = cost_of_run(source, artifacts, user, measure_runs)
+        source, program, op_times = cost_of_run(run.source, artifacts, user, measure_runs)
     chosen_by = "--device"
     if profile is None and source.device_kind:  # a TPU slice: its chip's own roofs
         profile = profile_for_kind(source.device_kind)

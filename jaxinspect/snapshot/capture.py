@@ -44,6 +44,14 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
     options = InspectOptions(backend=backend, sections=_SECTIONS, execute=False)
     with jaxapi.compilation_cache_disabled():
         report, artifacts = run_inspection(loaded, spec, options)
+    return snapshot_of_run(report, artifacts, loaded.source_file)
+
+
+def snapshot_of_run(
+    report: InspectionReport, artifacts: StageArtifacts, source_file: str | None
+) -> Snapshot:
+    """The snapshot of a run that went up to compile (its stages report and JAX's objects):
+    what ``jaxinspect snapshot`` stores and ``jaxinspect.diff`` compares."""
     raw_hlo = _optimized_hlo_text(artifacts)
     hlo_counts = dict(_stage_counts(report, "hlo"))
     collective_bytes: OpCounts | None = None
@@ -68,7 +76,7 @@ def capture_snapshot(loaded: LoadedTarget, spec: Spec, backend: str | None = Non
     provenance = Provenance(
         target=report.target,
         function=report.function_name,
-        source_file=loaded.source_file,
+        source_file=source_file,
         module_name=raw_hlo.split(",", 1)[0].removeprefix("HloModule ").strip() or None,
         parameter_names=hlo_parameter_names(raw_hlo),
         jaxinspect_version=__version__,

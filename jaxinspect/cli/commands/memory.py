@@ -74,27 +74,18 @@ def _analyse(
 
     from jaxinspect.inputs.target import load_target
     from jaxinspect.memory.runner import build_memory_report
-    from jaxinspect.pipeline.dumps import compilation_dump
     from jaxinspect.pipeline.timing.quiet import frozen_heap
-    from jaxinspect.stages.runner import InspectOptions, run_inspection
+    from jaxinspect.stages.dumprun import run_dumped
+    from jaxinspect.stages.runner import InspectOptions
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
-    with (
-        Console(stderr=True).status(f"analysing {target} …"),
-        frames_recorded(user),
-        compilation_dump() as dump,
-    ):
+    with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         # One trace/lower/compile, the compile writing XLA's buffer assignment to the dump.
         options = InspectOptions(
-            backend=backend,
-            sections=("memory",),
-            execute=False,
-            compiler_options=dump.compiler_options,
-            live_peak=True,
+            backend=backend, sections=("memory",), execute=False, live_peak=True
         )
-        source, artifacts = run_inspection(loaded, spec, options)
-        dumped = dump.read(artifacts.compiled)
+        run = run_dumped(loaded, spec, options)
     with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
-        return build_memory_report(source, artifacts.compiled, dumped, profile=profile, user=user)
+        return build_memory_report(run.source, run.compiled, run.dumped, profile=profile, user=user)

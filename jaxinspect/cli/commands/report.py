@@ -49,14 +49,14 @@ def report(
     """Compile TARGET once and write everything about it to one HTML file (no network)."""
     if measure and not execute:
         raise UsageError("--measure runs the program; it cannot go with --no-execute")
+    from jaxinspect.api.inspection import inspect_loaded
     from jaxinspect.atomicfile import write_atomically
     from jaxinspect.cli.outputs import is_stdout, output_path
     from jaxinspect.cost.loopcost import parse_assumption
-    from jaxinspect.htmlreport.data import build_report_data
     from jaxinspect.htmlreport.render import render_html
     from jaxinspect.inputs.spec import with_inputs
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
+    from jaxinspect.xla.ownership import resolve_user_code
     from jaxinspect.xla.profiles import find_profile
 
     destination = output_path(out, "--out")
@@ -65,19 +65,18 @@ def report(
     spec = with_inputs(inputs.spec(), values)
     loaded = load_target(inputs.target)
     user = resolve_user_code([], loaded.source_file)
-    with frames_recorded(user):
-        data = build_report_data(
-            loaded,
-            spec,
-            backend=inputs.backend,
-            profile=profile,
-            user=user,
-            measure_runs=20 if measure else None,
-            passes=passes,
-            assume=assume,
-            execute=execute,
-        )
-    html = render_html(data)
+    inspection = inspect_loaded(
+        loaded,
+        spec,
+        backend=inputs.backend,
+        profile=profile,
+        user=user,
+        measure_runs=20 if measure else None,
+        passes=passes,
+        assume=assume,
+        execute=execute,
+    )
+    html = render_html(inspection.data)
     if is_stdout(destination):
         sys.stdout.write(html)
         return

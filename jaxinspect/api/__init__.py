@@ -1,0 +1,1 @@
+"""The Python API: ``jaxinspect.inspect``, ``Inspection``, ``jaxinspect.diff`` (docs/python.md)."""
