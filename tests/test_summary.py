@@ -145,3 +145,28 @@ def test_two_summaries_on_one_page_render_and_stay_independent(
         page_is_untouched(page)
         assert page.problems == []
         assert page.requests == [path.as_uri()]
+
+
+def test_an_inspection_shows_the_summary_and_a_diff_its_changes() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    import jaxinspect
+
+    def layer(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    def relu_layer(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jax.nn.relu(x @ w)
+
+    x, w = jnp.ones((4, 8)), jnp.ones((8, 8))
+    a, b = (jaxinspect.inspect(f, x, w) for f in (layer, relu_layer))
+    html = a._repr_html_()
+    uid = re.match(r'<div class="jxs" id="(jxs-[0-9a-f]+)">', html)
+    assert uid is not None and f'id="{uid.group(1)}-graph-view"' in html
+    assert "FLOPs (loop-aware)" in html and "Hot ops" in html and "Memory at the peak" in html
+    assert uid.group(1) not in b._repr_html_()
+    changed = jaxinspect.diff(a, b, labels=("tanh", "relu"))._repr_html_()
+    assert "tanh → relu" in changed and ">tanh</td>" in changed
+    same = jaxinspect.diff(a, a)._repr_html_()
+    assert "Identical." in same
