@@ -132,6 +132,17 @@ def test_non_array_leaves_are_static_as_jit_makes_them() -> None:
     assert "mul" in inspection.jaxpr
 
 
+def test_a_mesh_compiles_for_its_devices() -> None:
+    def total(x: Any) -> Any:
+        return x.sum()
+
+    x = jax.ShapeDtypeStruct((8, 4), jnp.float32)
+    inspection = jaxinspect.inspect(total, x, mesh={"data": 2}, execute=False)
+    assert len(inspection.stages_report.devices) == 2
+    assert inspection.stages_report.mesh == (("data", 2),)
+    assert {inspection, inspection} == {inspection}  # hashable: one compilation is itself
+
+
 def test_an_equinox_module_has_its_arrays_traced() -> None:
     eqx = pytest.importorskip("equinox")
     model = eqx.nn.Linear(4, 3, key=jax.random.key(0))
@@ -261,3 +272,38 @@ def test_diff_of_two_versions() -> None:
 
     shown = plain_text(changed)
     assert "+" in shown and "sine" in shown
+
+
+def _python_blocks(path: Path) -> list[str]:
+    """The ```python blocks of a Markdown file, in order."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    for line in path.read_text().splitlines():
+        if current is None and line.strip() == "```python":
+            current = []
+        elif current is not None and line.strip() == "```":
+            blocks.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def test_docs_python_examples_run(tmp_path: Path) -> None:
+    blocks = _python_blocks(ROOT / "docs" / "python.md")
+    assert len(blocks) >= 6
+    script = tmp_path / "examples.py"
+    script.write_text("\n\n".join(blocks) + "\n")
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert "True" in lines  # the static power, the diff of two versions ...
+    expected = "jaxinspect.inspect: args lists 1 argument but __main__:add(x, y) also needs `y`"
+    assert lines[-1] == expected  # the doc's last example, as its comment shows

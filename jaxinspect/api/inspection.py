@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 PLAIN_WIDTH = 100
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one compilation is itself: compared and hashed by identity
 class Inspection:
     """One trace, lower and compile of a function, and every report read from it.
 
