@@ -61,7 +61,8 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> Any:
         kernel_name=KERNEL,
         resources={"metadata": {"path": str(NOTEBOOK.parent)}},
     )
-    client.execute()
+    # The manager is ours, so nbclient would leave the kernel and its sockets open: ask it.
+    client.execute(cleanup_kc=True)
     return notebook
 
 
