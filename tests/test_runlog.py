@@ -241,3 +241,34 @@ def test_jax_config_is_restored_after_the_block() -> None:
         assert jax.config.jax_explain_cache_misses
     assert not jax.config.jax_explain_cache_misses
     assert os.environ.get("JAX_EXPLAIN_CACHE_MISSES") is None
+
+
+def test_a_jit_traced_inside_another_leaves_the_outer_ones_record() -> None:
+    # Regression: an inner jit (optax's tree helpers inside a train step) is traced, and
+    # explained, while its caller is; its explanation replaced the caller's, so the caller's
+    # compiles were filed under the inner function's file and never counted as recompiling.
+    import inspect
+
+    import jax
+    import jax.numpy as jnp
+
+    import jaxinspect
+
+    @jax.jit
+    def inner(x: jax.Array) -> jax.Array:
+        return x * 2
+
+    def outer(x: jax.Array) -> jax.Array:
+        return inner(x) + 1
+
+    step = jax.jit(outer)
+    with jaxinspect.compile_log() as log:
+        step(jnp.ones(2))
+        step(jnp.ones(3))
+    line = inspect.getsourcelines(outer)[1]
+    compiles = [c for c in log.compilations if c.function == "outer"]
+    assert len(compiles) == 2
+    assert all(c.defined_at is not None and c.defined_at.endswith(f":{line}") for c in compiles)
+    (again,) = log.recompilations
+    assert again.function == "outer"
+    assert [str(c) for c in again.changes] == ["x: shape 2 → 3"]

@@ -56,6 +56,12 @@ class InspectionDiff:
             parts.append(Text(lines.rstrip("\n")))
         return Group(*parts)
 
+    def _repr_html_(self) -> str:
+        """A notebook's display: verdict, op and metric tables, each stage's diff folded."""
+        from jaxinspect.snapshot.html import render_diff_html
+
+        return render_diff_html(self.diff, self.verdict)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython's plain text: the ``__rich__`` summary without colour."""
         printer.text(repr(self) if cycle else plain_text(self))

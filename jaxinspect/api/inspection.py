@@ -197,6 +197,13 @@ class Inspection:
             parts.append(render_memory(self.memory))
         return Group(*parts)
 
+    def _repr_html_(self) -> str:
+        """A notebook's display: the cards, the hot ops, the folded graph and the memory at
+        the peak, self-contained (no network) and scoped to its own element."""
+        from jaxinspect.htmlreport.summary import render_summary
+
+        return render_summary(self.data)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython's plain text: the ``__rich__`` tables without colour."""
         printer.text(repr(self) if cycle else plain_text(self))
@@ -228,7 +235,11 @@ def plain_text(renderable: Any, width: int = PLAIN_WIDTH) -> str:
     from rich.console import Console
 
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(renderable)
+    # In a Jupyter kernel rich would otherwise display the text itself, leaving buffer empty.
+    console = Console(
+        file=buffer, width=width, color_system=None, force_terminal=False, force_jupyter=False
+    )
+    console.print(renderable)
     return buffer.getvalue()
 
 

@@ -27,8 +27,15 @@ _FORMATS: dict[str, Callable[[float], str]] = {
 }
 
 
-def graph_section(graph: Graph) -> str:
-    """Search, colour choice, legend, zoom and the (script-drawn) graph."""
+def graph_section(
+    graph: Graph, prefix: str = "", clicked: str = "its jaxpr equation and source"
+) -> str:
+    """Search, colour choice, legend, zoom and the (script-drawn) graph.
+
+    ``prefix`` starts every element id: a notebook page holds several summaries, each its
+    own graph (graph.js then looks its elements up through a lookup that adds the prefix).
+    ``clicked``: what a click on a node shows.
+    """
     metrics = _metrics(graph)
     options = "".join(
         f'<option value="{i}"{" selected" if m["key"] == graph.weighted_by else ""}>'
@@ -40,19 +47,19 @@ def graph_section(graph: Graph) -> str:
         f'<p class="note">{len(graph.nodes)} instructions of the ENTRY computation, operands '
         "above their users, grouped by the function (or name scope) that made them; runs of "
         "identical groups (a model's layers) fold into one box marked ×N, a fusion opens onto "
-        "its fused computation (click ▸). Click a node for its jaxpr equation and source.</p>"
-        '<div class="graph-bar"><input id="graph-search" type="search" '
+        f"its fused computation (click ▸). Click a node for {escape(clicked)}.</p>"
+        f'<div class="graph-bar"><input id="{prefix}graph-search" type="search" '
         'placeholder="find a node: name, opcode or source line" autocomplete="off">'
-        '<span id="graph-hits"></span>'
-        f'<label>colour by <select id="graph-metric">{options}</select></label>'
-        '<span id="graph-legend"></span>'
+        f'<span id="{prefix}graph-hits"></span>'
+        f'<label>colour by <select id="{prefix}graph-metric">{options}</select></label>'
+        f'<span id="{prefix}graph-legend"></span>'
         '<span class="zoom">zoom <button type="button" data-zoom="0.8">−</button>'
         '<button type="button" data-zoom="1.25">+</button>'
         '<button type="button" data-zoom="1">1:1</button>'
         '<button type="button" data-zoom="fit">fit</button>'
-        '<button type="button" id="graph-fold">fold all</button></span></div>'
-        '<div class="scroll" id="graph-view"></div>'
-        f'<script type="application/json" id="graph-data">{data}</script>'
+        f'<button type="button" id="{prefix}graph-fold">fold all</button></span></div>'
+        f'<div class="scroll" id="{prefix}graph-view"></div>'
+        f'<script type="application/json" id="{prefix}graph-data">{data}</script>'
     )
 
 

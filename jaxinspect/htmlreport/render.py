@@ -96,8 +96,22 @@ def _header(data: ReportData) -> str:
 
 
 def _summary(data: ReportData) -> str:
-    src = data.source
-    memory, t = src.memory, src.timings
+    src, t = data.source, data.source.timings
+    html = cards_html(headline_cards(data))
+    html += f'<p class="note">{escape(cost_note(data))}</p>'
+    html += '<p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
+    if t.caveat is not None:  # beside the cached-call card it qualifies
+        html += f'<p class="note caveat">Cached call: {escape(t.caveat)}.</p>'
+    notes = [f"{path}: {why}" for path, why in (*src.unavailable, *data.unavailable)]
+    if notes:
+        html += "<details><summary>Values not available, and why</summary><ul>"
+        html += "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></details>"
+    return html
+
+
+def headline_cards(data: ReportData) -> list[tuple[str, str]]:
+    """The summary's cards, (label, value): the report's and the notebook summary's."""
+    memory, t = data.source.memory, data.source.timings
     flops, moved = _headline_cost(data)
     cards = [
         flops,
@@ -117,19 +131,20 @@ def _summary(data: ReportData) -> str:
     if memory is not None and memory.capacity_bytes is not None:
         fits = "fits" if memory.fits else "does not fit"
         cards.append(("device memory", f"{format_bytes(memory.capacity_bytes)} ({fits})"))
-    html = '<div class="cards">' + "".join(
-        f'<div class="card"><div class="v">{escape(v)}</div><div class="k">{escape(k)}</div></div>'
-        for k, v in cards
+    return cards
+
+
+def cards_html(cards: Sequence[tuple[str, str]]) -> str:
+    """The cards as boxes, value above label."""
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><div class="v">{escape(v)}</div>'
+            f'<div class="k">{escape(k)}</div></div>'
+            for k, v in cards
+        )
+        + "</div>"
     )
-    html += f'</div><p class="note">{escape(_cost_note(data))}</p>'
-    html += '<p class="note">The compile time includes writing XLA\'s pass dumps.</p>'
-    if t.caveat is not None:  # beside the cached-call card it qualifies
-        html += f'<p class="note caveat">Cached call: {escape(t.caveat)}.</p>'
-    notes = [f"{path}: {why}" for path, why in (*src.unavailable, *data.unavailable)]
-    if notes:
-        html += "<details><summary>Values not available, and why</summary><ul>"
-        html += "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul></details>"
-    return html
 
 
 def _headline_cost(data: ReportData) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -145,7 +160,7 @@ def _headline_cost(data: ReportData) -> tuple[tuple[str, str], tuple[str, str]]:
     )
 
 
-def _cost_note(data: ReportData) -> str:
+def cost_note(data: ReportData) -> str:
     """What the FLOPs and bytes cards count, and XLA's own figures beside them."""
     cost, xla = data.cost, data.source.cost
     notes = ["Loop-aware: each while-loop body counted as often as it runs (its trip count)."]

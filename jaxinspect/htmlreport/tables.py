@@ -79,8 +79,9 @@ def _td(cell: Cell) -> str:
     return f"<td{attrs}>{escape(cell.text)}</td>"
 
 
-def op_table(cost: CostReport) -> str:
-    """Every op with a cost, in FLOPs order (not counted ones last), shapes folded."""
+def op_table(cost: CostReport, top: int | None = None, name: str = "ops") -> str:
+    """Every op with a cost (the first ``top``), in FLOPs order (not counted ones last),
+    shapes folded; ``name`` makes the table's id (``t-NAME``)."""
     measured = cost.measured
     times = (
         {} if measured is None else dict(zip(cost.program.ops, measured.op_seconds, strict=True))
@@ -88,13 +89,13 @@ def op_table(cost: CostReport) -> str:
     head = ["op", "kind", "shape", "runs", "FLOPs", "bytes", "source"]
     head += ["measured"] if measured is not None else []
     rows = []
-    for op in cost.costly_ops:
+    for op in cost.costly_ops[:top]:
         cells = _op_cells(op)
         if measured is not None:
             seconds = times.get(op)
             cells.append(Cell("—", None) if not seconds else Cell(format_seconds(seconds), seconds))
         rows.append((op.name, cells))
-    return sortable_table(head, rows, "ops")
+    return sortable_table(head, rows, name)
 
 
 def _op_cells(op: OpCost) -> list[Cell]:
@@ -170,19 +171,20 @@ def loop_table(cost: CostReport) -> str:
     return sortable_table(head, rows, "loops")
 
 
-def peak_table(peak: MemoryPeak) -> str:
-    """The buffers live at the peak; a parameter named by its argument (``params['w1']``),
-    as the graph and ``jaxinspect memory`` name it, with its instruction on hover."""
+def peak_table(peak: MemoryPeak, name: str = "peak", top: int | None = None) -> str:
+    """The buffers live at the peak (the ``top`` largest); a parameter named by its argument
+    (``params['w1']``), as the graph and ``jaxinspect memory`` name it, with its instruction
+    on hover. ``name`` makes the table's id (``t-NAME``)."""
     rows = []
-    for b in peak.buffers:
-        name = Cell(b.argument, b.argument, b.instruction) if b.argument else folded(b.instruction)
+    for b in peak.buffers[:top]:
+        label = Cell(b.argument, b.argument, b.instruction) if b.argument else folded(b.instruction)
         source = source_label(b.source, b.created_by_xla)
         cells = [
-            name,
+            label,
             Cell(b.kind, b.kind),
             shape_cell(b.shape),
             Cell(format_bytes(b.bytes), b.bytes),
             Cell(source, source, wrap=True),
         ]
         rows.append((b.instruction, cells))
-    return sortable_table(["buffer", "kind", "shape", "bytes", "source"], rows, "peak")
+    return sortable_table(["buffer", "kind", "shape", "bytes", "source"], rows, name)

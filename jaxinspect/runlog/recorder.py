@@ -95,6 +95,10 @@ class CompileRecorder:
 
     def _on_explain(self) -> None:
         pending = self._pending()
+        if pending.changes is not None:
+            # A jit traced inside the one being compiled (optax's tree helpers in a train
+            # step) misses too; the compiled function's own miss came first and is the one.
+            return
         found = jaxapi.cache_miss_keys()
         if found is None:
             return

@@ -235,7 +235,9 @@ var JaxGraph = (function () {
     svg.setAttribute("width", width * zoom);
     svg.setAttribute("height", height * zoom);
   }
-  function fit() { setZoom(Math.min(1, (view.clientWidth - 4) / width)); }
+  function fit() {  // a hidden view (a folded notebook output) has no width to fit
+    if (view.clientWidth) setZoom(Math.min(1, (view.clientWidth - 4) / width));
+  }
 
   // ---- marks: selection and search hits ----------------------------------------------
   function mark() {
@@ -358,7 +360,7 @@ var JaxGraph = (function () {
   document.querySelectorAll(".zoom button").forEach(function (b) {
     b.addEventListener("click", function () {
       var f = b.getAttribute("data-zoom");
-      if (b.id === "graph-fold") { open = {}; render(); fit(); return; }
+      if (b === document.getElementById("graph-fold")) { open = {}; render(); fit(); return; }
       if (f === "fit") fit(); else setZoom(f === "1" ? 1 : zoom * +f);
     });
   });
