@@ -228,6 +228,39 @@ def test_passes_from_the_same_compilation_or_one_more() -> None:
     assert again.steps
 
 
+def test_inputs_factory_times_the_arrays_passed_not_random_ones() -> None:
+    seen: list[float] = []
+
+    def f(x: Any) -> Any:
+        jax.debug.callback(lambda v: seen.append(float(v[0])), x)
+        return x * 2
+
+    given = jnp.full((4,), 7.0)
+    mine = jaxinspect.inspect(f, given, inputs="factory")
+    assert seen and set(seen) == {7.0}
+    assert mine.timings.inputs is not None and mine.timings.inputs.source == "factory"
+    seen.clear()
+    drawn = jaxinspect.inspect(f, given)
+    assert seen and 7.0 not in seen
+    assert drawn.timings.inputs is not None and drawn.timings.inputs.random == ("x",)
+    with pytest.raises(SpecError, match="inputs"):
+        jaxinspect.inspect(f, given, inputs="mine")
+
+
+def test_passes_time_profiles_the_one_compilation() -> None:
+    def f(x: Any) -> Any:
+        return jnp.tanh(x @ x.T).sum()
+
+    x = jnp.ones((32, 32))
+    timed = jaxinspect.inspect(f, x, passes_time=True, execute=False)
+    times = timed.pass_times
+    assert times is not None and times.steps
+    assert [s.name for s in times.steps if s.depth == 0] == ["trace", "lower", "compile"]
+    assert times.compile_s == timed.timings.compile_s
+    assert times.top_pass is not None
+    assert jaxinspect.inspect(f, x, execute=False).pass_times is None
+
+
 def test_report_writes_the_html_report(tmp_path: Path) -> None:
     def f(x: Any) -> Any:
         return jnp.cos(x).sum()

@@ -257,6 +257,7 @@ def inspect(
     passes: bool = False,
     passes_time: bool = False,
     execute: bool = True,
+    inputs: str = "random",
 ) -> Inspection:
     """Trace, lower and compile ``function(*args, **kwargs)`` once, and inspect it.
 
@@ -282,6 +283,11 @@ def inspect(
             (``passes --time``; ``Inspection.pass_times``).
         execute: Run the executable for the first-call and cached-call timings (on seeded
             random values of the arguments' shapes, as the CLI does).
+        inputs: What the timed calls run on: ``"random"`` (seeded random values of the
+            arguments' shapes) or ``"factory"`` (the arrays you passed, as a spec's ``from:``
+            factory's under ``inputs: factory``; a ``ShapeDtypeStruct`` still gets random
+            values). A program whose loops run as its values say (a solver, a sampler) is
+            timed honestly only on real values.
 
     Raises:
         SpecError: The arguments do not fit the function's signature, or a bad mesh.
@@ -290,6 +296,7 @@ def inspect(
         StageError: The function failed while tracing, lowering, compiling or running.
     """
     from jaxinspect.api.arguments import call_spec
+    from jaxinspect.inputs.spec import with_inputs
     from jaxinspect.inputs.target import function_target
     from jaxinspect.inputs.transforms import parse_transforms
     from jaxinspect.xla.profiles import find_profile
@@ -298,8 +305,9 @@ def inspect(
     transforms = parse_transforms(texts)
     profile = None if device is None else find_profile(device)
     loaded = function_target(function)
-    spec = call_spec(
-        function, args, kwargs or {}, static=static or {}, mesh=mesh, topology=topology
+    spec = with_inputs(
+        call_spec(function, args, kwargs or {}, static=static or {}, mesh=mesh, topology=topology),
+        inputs,
     )
     return inspect_loaded(
         loaded,
