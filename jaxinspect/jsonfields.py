@@ -123,6 +123,13 @@ def _how(meta: Mapping[str, Any]) -> int:
 
 def encode(value: Any) -> Any:
     """``value`` as JSON-ready Python: dicts, lists, strings, numbers, booleans and ``None``."""
+    # Most values of a large report are plain strings and numbers: by exact type (an enum,
+    # even an int or str one, is never of these exact types) they skip the checks below.
+    kind = type(value)
+    if kind is str or kind is int or kind is float or value is None:
+        return value
+    if kind is tuple or kind is list:
+        return [encode(v) for v in value]
     if isinstance(value, Enum):
         return value.value
     if value is None or isinstance(value, str | int | float):
@@ -141,7 +148,10 @@ def encode_object(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for attr, key, how, skip_none in _plan(obj.__class__):
         value = getattr(obj, attr)
-        if how == _FLATTEN:
+        kind = type(value)
+        if how == _PLAIN and (kind is str or kind is int or kind is float or value is None):
+            out[key] = value  # as ``encode`` gives it, without the call
+        elif how == _FLATTEN:
             out.update(encode_object(value))
         elif value is None and skip_none:
             continue

@@ -112,9 +112,18 @@ def group_ops(
     """
     key_of = GROUPINGS[by]
     buckets: dict[str, _Bucket] = {}
+    # Every layer of a model repeats the same (source, op_name) pairs: each pair's key (a
+    # path made relative to the current folder) is computed once.
+    known: dict[tuple[SourceLocation | None, str | None, bool], _Bucket] = {}
 
     def bucket(source: SourceLocation | None, op_name: str | None, by_xla: bool) -> _Bucket:
-        found = buckets.setdefault(key_of(source, op_name, by_xla), _Bucket())
+        found = known.get((source, op_name, by_xla))
+        if found is None:
+            key = key_of(source, op_name, by_xla)
+            found = buckets.get(key)
+            if found is None:
+                found = buckets[key] = _Bucket()
+            known[source, op_name, by_xla] = found
         found.source = found.source or source
         return found
 

@@ -42,14 +42,26 @@ class HloInstr:
     literal: str  # the text in the parentheses of a constant or parameter, else ""
     is_root: bool
     text: str  # the whole line, comments removed
+    # What the properties below find in ``attributes``, found on first use: the analyses ask
+    # each instruction many times (a slots class has no ``__dict__`` for ``cached_property``).
+    _called: tuple[tuple[str, str], ...] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    _source: tuple[str | None, int | None] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
 
     @property
     def called(self) -> tuple[tuple[str, str], ...]:
         """(role, computation) pairs: ``calls``, ``body``, ``condition``, ``to_apply``..."""
-        out: list[tuple[str, str]] = []
-        for role, value in CALLED.findall(self.attributes):
-            out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
-        return tuple(out)
+        called = self._called
+        if called is None:
+            out: list[tuple[str, str]] = []
+            for role, value in CALLED.findall(self.attributes):
+                out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
+            called = tuple(out)
+            object.__setattr__(self, "_called", called)
+        return called
 
     def callee(self, role: str) -> str | None:
         """The first computation called in ``role``, if any."""
@@ -58,8 +70,7 @@ class HloInstr:
     @property
     def op_name(self) -> str | None:
         """JAX's ``op_name`` metadata (the jaxpr path, with ``named_scope`` names)."""
-        match = _OP_NAME.search(self.attributes)
-        return None if match is None else match.group(1).replace('\\"', '"')
+        return self._metadata()[0]
 
     @property
     def created_by_xla(self) -> bool:
@@ -69,8 +80,20 @@ class HloInstr:
     @property
     def stack_frame_id(self) -> int | None:
         """Index into the module's ``StackFrames`` table."""
-        match = _FRAME_ID.search(self.attributes)
-        return None if match is None else int(match.group(1))
+        return self._metadata()[1]
+
+    def _metadata(self) -> tuple[str | None, int | None]:
+        """``(op_name, stack_frame_id)``, searched once."""
+        if self._source is None:
+            name = _OP_NAME.search(self.attributes)
+            frame = _FRAME_ID.search(self.attributes)
+            source = (
+                None if name is None else name.group(1).replace('\\"', '"'),
+                None if frame is None else int(frame.group(1)),
+            )
+            object.__setattr__(self, "_source", source)
+            return source
+        return self._source
 
     @property
     def trip_count(self) -> int | None:

@@ -29,7 +29,7 @@ from jaxinspect.xla.xlacost import (
 
 # Every name an instruction line binds or refers to (computations are keyed without their
 # header line, whose parameter names and shapes repeat the parameter instructions).
-_NAME = re.compile(r"%[\w.\-]+")
+_NAME = re.compile(r"(%[\w.\-]+)")
 
 _Key = tuple[str, tuple[str, ...], tuple[int, ...]]
 
@@ -39,12 +39,13 @@ def canonical_names(text: str) -> str:
 
     Two texts that differ only in their names (a renaming, one to one) give the same result.
     """
+    # A split with the name captured puts the names at the odd positions: renaming them in
+    # a loop costs no Python call per name, as a ``sub`` callback would.
+    parts = _NAME.split(text)
     seen: dict[str, str] = {}
-
-    def rename(match: re.Match[str]) -> str:
-        return seen.setdefault(match.group(0), f"%{len(seen)}")
-
-    return _NAME.sub(rename, text)
+    for i in range(1, len(parts), 2):
+        parts[i] = seen.setdefault(parts[i], f"%{len(seen)}")
+    return "".join(parts)
 
 
 class OpCostCache:
@@ -56,6 +57,7 @@ class OpCostCache:
         self._computation_ids: dict[str, int] = {}  # computation name -> structure id
         self._structures: dict[tuple[str, tuple[int, ...]], int] = {}
         self._bodies: dict[int, tuple[XlaCost | None, ...]] = {}  # structure id -> costs
+        self._roots: dict[str, str] = {}  # renamed line -> renamed wrapped ROOT line
         #: XLA runs, and instructions answered from an earlier identical one (for benchmarks).
         self.costed = self.reused = 0
 
@@ -110,9 +112,17 @@ class OpCostCache:
             return None
 
     def _key(self, comp: HloComputation, instr: HloInstr) -> _Key:
-        shapes, root = wrapped_root(comp, instr)
+        # The wrapped ROOT line is a function of the instruction's line up to names: lines
+        # equal after renaming share it, so it is built (splitting the attributes) once per
+        # distinct line, not once per layer's copy.
+        line = canonical_names(strip_metadata(instr.text))
+        root = self._roots.get(line)
+        if root is None:
+            root = canonical_names(strip_metadata(wrapped_root(comp, instr)[1]))
+            self._roots[line] = root
+        shapes = tuple(comp.instruction(name).shape for name in dict.fromkeys(instr.operands))
         calls = tuple(self._structure(name) for _, name in instr.called)
-        return canonical_names(strip_metadata(root)), shapes, calls
+        return root, shapes, calls
 
     def _structure(self, name: str) -> int:
         """An id shared by the computations equal to ``name`` up to names, callees included."""
