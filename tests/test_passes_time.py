@@ -28,11 +28,13 @@ from jaxinspect.passes.timing import build_pass_times, time_passes
 from jaxinspect.renderers.jsondoc import SCHEMAS_DIR
 from jaxinspect.schemas import generate
 from jaxinspect.stages.runner import InspectOptions
+from jaxinspect.topologies import gpu as gputarget
 
 MLP = ("mlp.py:predict", "mlp.yaml")
 STACK = ("transformer_stack.py:stack", "transformer_stack.yaml")
 BLOCK = ("transformer.py:block", "transformer.yaml")
 NO_TPU = importlib.util.find_spec("libtpu") is None
+GPU_MISSING = gputarget.missing_pieces()
 SCHEMA_DOC = json.loads((SCHEMAS_DIR / SCHEMA).read_text())
 
 
@@ -229,3 +231,27 @@ def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
     names = {s["name"] for s in time["steps"]}
     assert "TpuCompiler::Compile" in names
     assert any(s["kind"] == "pipeline" for s in time["steps"]) and time["top_pass"]
+
+
+@pytest.mark.skipif(GPU_MISSING is not None, reason=f"{GPU_MISSING} (CI installs the cuda extra)")
+def test_gpu_target_compile_has_xla_gpu_pipelines_and_passes() -> None:
+    done = _cli(
+        sample("mlp.py") + ":predict",
+        "--shapes",
+        sample("mlp.yaml"),
+        "--topology",
+        "h100:1",
+        "--time",
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    jsonschema.validate(doc, SCHEMA_DOC)
+    time = doc["time"]
+    assert 0.9 <= time["coverage"] <= 1.1
+    names = {s["name"] for s in time["steps"]}
+    assert "PjRtCApiCompiler::Compile(jit_predict)" in names  # the CUDA plugin's compiler
+    passes = {s["name"] for s in time["steps"] if s["kind"] == "pass"}
+    assert "priority-fusion" in passes  # XLA:GPU's fusion pass
+    assert time["top_pass"] in passes
