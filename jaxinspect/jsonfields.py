@@ -149,12 +149,12 @@ def encode_object(obj: Any) -> dict[str, Any]:
     for attr, key, how, skip_none in _plan(obj.__class__):
         value = getattr(obj, attr)
         kind = type(value)
+        if value is None and skip_none:
+            continue
         if how == _PLAIN and (kind is str or kind is int or kind is float or value is None):
             out[key] = value  # as ``encode`` gives it, without the call
         elif how == _FLATTEN:
             out.update(encode_object(value))
-        elif value is None and skip_none:
-            continue
         elif how > 0 and value is not None:
             out[key] = _encode_pairs(value, how)
         else:
