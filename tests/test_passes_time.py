@@ -211,14 +211,15 @@ def test_report_passes_time_adds_the_section(run_cli: Any, tmp_path: Any) -> Non
     assert '<section id="pass-times">' not in page.read_text()  # only when asked for
 
 
-@pytest.mark.skipif(NO_TPU, reason="libtpu is not installed")
-def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
+def _time_of_mlp_on(topology: str) -> dict[str, Any]:
+    """``passes --time --format json`` of the MLP compiled for ``topology``: its ``time``,
+    after the document is checked against the schema and the events cover the compile."""
     done = _cli(
         sample("mlp.py") + ":predict",
         "--shapes",
         sample("mlp.yaml"),
         "--topology",
-        "v5e:2x2",
+        topology,
         "--time",
         "--format",
         "json",
@@ -226,8 +227,14 @@ def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     jsonschema.validate(doc, SCHEMA_DOC)
-    time = doc["time"]
+    time: dict[str, Any] = doc["time"]
     assert 0.9 <= time["coverage"] <= 1.1
+    return time
+
+
+@pytest.mark.skipif(NO_TPU, reason="libtpu is not installed")
+def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
+    time = _time_of_mlp_on("v5e:2x2")
     names = {s["name"] for s in time["steps"]}
     assert "TpuCompiler::Compile" in names
     assert any(s["kind"] == "pipeline" for s in time["steps"]) and time["top_pass"]
@@ -235,21 +242,7 @@ def test_tpu_slice_compile_has_libtpu_pipelines_and_passes() -> None:
 
 @pytest.mark.skipif(GPU_MISSING is not None, reason=f"{GPU_MISSING} (CI installs the cuda extra)")
 def test_gpu_target_compile_has_xla_gpu_pipelines_and_passes() -> None:
-    done = _cli(
-        sample("mlp.py") + ":predict",
-        "--shapes",
-        sample("mlp.yaml"),
-        "--topology",
-        "h100:1",
-        "--time",
-        "--format",
-        "json",
-    )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
-    jsonschema.validate(doc, SCHEMA_DOC)
-    time = doc["time"]
-    assert 0.9 <= time["coverage"] <= 1.1
+    time = _time_of_mlp_on("h100:1")
     names = {s["name"] for s in time["steps"]}
     assert "PjRtCApiCompiler::Compile(jit_predict)" in names  # the CUDA plugin's compiler
     passes = {s["name"] for s in time["steps"] if s["kind"] == "pass"}

@@ -341,25 +341,23 @@ def inspect_loaded(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
-    from jaxinspect.htmlreport.data import report_data_of, report_run
-    from jaxinspect.passes.timing import profiled_run
+    from jaxinspect.htmlreport.data import profiled_report
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     if user is None:
         user = resolve_user_code([], loaded.source_file)
     with frames_recorded(user):
-        # The profile stops before the analyses: op times (``measure_runs``) take their own.
-        with profiled_run(spec, on=passes_time) as timed:
-            run = report_run(
-                loaded, spec, backend=backend, passes=passes, execute=execute, transforms=transforms
-            )
-        data = report_data_of(
-            run,
+        run, data = profiled_report(
+            loaded,
+            spec,
+            backend=backend,
             profile=profile,
             user=user,
             measure_runs=measure_runs,
             passes=passes,
             assume=assume,
-            timed=timed if passes_time else None,
+            execute=execute,
+            passes_time=passes_time,
+            transforms=transforms,
         )
     return Inspection(data, run, loaded, spec, _RunOptions(backend, transforms, user, assume))

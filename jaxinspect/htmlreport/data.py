@@ -134,11 +134,44 @@ def build_report_data(
     Raises:
         SpecError, UsageError, StageError: As ``stages`` does.
     """
+    return profiled_report(
+        loaded,
+        spec,
+        backend=backend,
+        profile=profile,
+        user=user,
+        measure_runs=measure_runs,
+        passes=passes,
+        assume=assume,
+        execute=execute,
+        passes_time=passes_time,
+    )[1]
+
+
+def profiled_report(
+    loaded: LoadedTarget,
+    spec: Spec,
+    *,
+    backend: str | None,
+    profile: DeviceProfile | None,
+    user: UserCode,
+    measure_runs: int | None,
+    passes: bool = False,
+    assume: tuple[TripAssumption, ...] = (),
+    execute: bool = True,
+    passes_time: bool = False,
+    transforms: tuple[Transform, ...] = (),
+) -> tuple[DumpedRun, ReportData]:
+    """``report_run``, profiled when ``passes_time``, then ``report_data_of``: the run and
+    every section read from it (``build_report_data``, the Python API's ``inspect_loaded``)."""
     from jaxinspect.passes.timing import profiled_run
 
+    # The profile stops before the analyses: op times (``measure_runs``) take their own.
     with profiled_run(spec, on=passes_time) as timed:
-        run = report_run(loaded, spec, backend=backend, passes=passes, execute=execute)
-    return report_data_of(
+        run = report_run(
+            loaded, spec, backend=backend, passes=passes, execute=execute, transforms=transforms
+        )
+    data = report_data_of(
         run,
         profile=profile,
         user=user,
@@ -147,6 +180,7 @@ def build_report_data(
         assume=assume,
         timed=timed if passes_time else None,
     )
+    return run, data
 
 
 def report_run(
