@@ -56,6 +56,12 @@ class Minimum:
 
 #: A number of things, never negative.
 Count = Annotated[int, Minimum(0)]
+#: A number of things that is at least one (calls, rounds, devices, loop trips).
+Positive = Annotated[int, Minimum(1)]
+#: An amount never negative (FLOPs, bytes, a fraction).
+NonNegative = Annotated[float, Minimum(0)]
+#: A measured or modelled duration.
+Seconds = Annotated[float, Minimum(0)]
 
 
 def js(

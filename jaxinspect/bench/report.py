@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 
 from jaxinspect.base.failures import CaseFailure
 from jaxinspect.base.inspection import InputOrigins, data_dependence_caveat
-from jaxinspect.jsonfields import Count, Minimum, js
+from jaxinspect.jsonfields import Count, Minimum, Positive, Seconds, js
 
 #: Phases of one cold process, in the order they happen. ``process_start`` is measured on the
 #: wall clock from the parent's spawn to the child's first line; the others with perf_counter.
@@ -25,12 +25,6 @@ COLD_PHASES = (
 )
 #: The phases whose JSON paths ``bench.cold.<phase>`` are promised stable.
 STABLE_COLD_PHASES = ("import_jax", "trace", "lower", "compile", "first_call", "second_call")
-
-
-#: A measured duration.
-Seconds = Annotated[float, Minimum(0)]
-#: A number of calls, rounds or processes.
-Positive = Annotated[int, Minimum(1)]
 
 
 @dataclass(frozen=True, slots=True)
