@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, NonNegative, Positive, Seconds, js
 from jaxinspect.xla.collectivemodel import CollectiveSummary
 
 
@@ -29,11 +29,14 @@ class ArgInfo:
 class OutputInfo:
     """One output leaf of the compiled program and how it is split over the devices."""
 
-    path: str  # e.g. "result[0]['w']"
+    path: str  # result, result[0], result['w'] ...
     dtype: str
-    shape: tuple[int, ...]
+    shape: tuple[Count, ...]
+    #: How the executable splits the array over the mesh, as a PartitionSpec: ``P('data',
+    #: None)``; ``P()`` is replicated. null: on one device (or not compiled yet).
     sharding: str | None = None
-    shard_shape: tuple[int, ...] | None = None
+    #: The shape each device holds; null when a device holds the whole array on one device.
+    shard_shape: tuple[Count, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +45,16 @@ class StageText:
 
     #: The key of the stage in the document's ``stages`` object.
     name: str = field(metadata=js(omit=True))
+    #: The IR exactly as JAX prints it.
     text: str
-    op_counts: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
+    #: Operation name -> count. jaxpr: primitives including nested jaxprs; stablehlo: MLIR
+    #: ops; hlo: opcodes of non-fusion computations (a fusion counts once).
+    op_counts: tuple[tuple[str, Positive], ...] = field(metadata=js(mapping=True))
 
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("line_count",)
 
     @property
-    def line_count(self) -> int:
+    def line_count(self) -> Count:
         """Number of lines in ``text``."""
         return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
 
@@ -57,12 +63,13 @@ class StageText:
 class LoopAwareCost:
     """jaxinspect's totals: XLA's per-instruction costs, while bodies x known trip counts."""
 
-    flops: float
-    transcendentals: float
-    bytes_accessed: float
+    flops: NonNegative
+    transcendentals: NonNegative
+    bytes_accessed: NonNegative
     #: True when work is left out (custom calls, unknown trip counts): a lower bound.
     lower_bound: bool
-    #: ``"name (kind)"`` of each instruction not fully counted.
+    #: ``'instruction (kind)'`` per instruction not fully counted: custom-call,
+    #: unknown-trip-count, conditional, unanalysed.
     not_counted: tuple[str, ...] = ()
 
 
@@ -70,14 +77,22 @@ class LoopAwareCost:
 class CostSummary:
     """XLA's cost analysis of the compiled executable, as JAX reports it (missing keys are 0)."""
 
+    #: ``compiled.cost_analysis()['flops']``, a missing key meaning 0 (loop bodies counted
+    #: once).
     flops: float | None
     transcendentals: float | None
     bytes_accessed: float | None
+    #: flops / bytes_accessed.
     arithmetic_intensity: float | None
+    #: The whole ``cost_analysis()`` dict, as XLA returned it.
     raw: tuple[tuple[str, float], ...] = field(default=(), metadata=js("xla_raw", mapping=True))
-    #: XLA's own estimate of the run time, seconds (TPU compilers give one); ``None`` elsewhere.
+    #: XLA's own estimate of one run's time, in seconds, as ``cost_analysis()['optimal_seconds']``
+    #: (TPU); null where the backend gives none.
     optimal_seconds: float | None = None
-    #: Loop-aware figures beside JAX's own; ``None`` when the HLO could not be analysed.
+    #: jaxinspect's figures beside JAX's own: XLA's per-instruction costs with each while body
+    #: multiplied by its known trip count (or the one assumed with ``--assume-trips``), its
+    #: condition by trips + 1 (the sum of ``cost.ops`` of the cost report). null (with a
+    #: reason) when the optimized HLO could not be analysed. See docs/cost.md.
     loop_aware: LoopAwareCost | None = None
 
 
@@ -85,10 +100,10 @@ class CostSummary:
 class BufferAlias:
     """One output that reuses a (donated) input buffer, from the HLO's ``input_output_alias``."""
 
-    output: str  # output pytree path, e.g. "result['w']"
-    parameter: int  # HLO entry parameter number
-    argument: str | None  # the input leaf, e.g. "params['w']"; None if it cannot be mapped
-    kind: str  # "may-alias" or "must-alias"
+    output: str  # Output pytree path, e.g. result['w'].
+    parameter: Count  # HLO entry parameter number.
+    argument: str | None  # The input leaf, e.g. params['w']; null if it cannot be mapped.
+    kind: str  # may-alias or must-alias.
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +123,10 @@ class LivePeak:
             figures.
     """
 
-    bytes: int
-    step: int
-    steps: int
-    constant_bytes: int
+    bytes: Count
+    step: Count
+    steps: Positive
+    constant_bytes: Count
     other_spaces: tuple[SpaceBytes, ...] = ()
 
 
@@ -120,7 +135,7 @@ class SpaceBytes:
     """Bytes allocated in one memory space other than the device's memory (``LivePeak``)."""
 
     space: str  # e.g. "vmem (color 1)"
-    bytes: int
+    bytes: Count
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,16 +147,25 @@ class MemorySummary:
     temp_bytes: int | None
     alias_bytes: int | None
     generated_code_bytes: int | None
+    #: XLA's ``peak_memory_in_bytes`` (``memory_analysis()``), where the backend reports it;
+    #: not jaxinspect's peak (``peak.bytes``, memory.peak.bytes of ``jaxinspect memory``): on
+    #: CPU it leaves out the temp block, on a TPU it adds on-chip scratch (vmem, memory color
+    #: 1).
     peak_bytes: int | None
     #: argument + output + temp + constants - alias: an upper bound computed by jaxinspect,
     #: labelled as such (constants only where ``peak`` is known: ``memory_analysis()`` has no
     #: field for them; ``derived_counts_constants`` says which).
     derived_peak_bytes: int | None
-    #: The ``host_*`` fields of ``CompiledMemoryStats`` (host-offloaded buffers), same rules.
+    #: ``CompiledMemoryStats.host_argument_size_in_bytes`` (host-offloaded buffers); null
+    #: where the backend reports 0 or less.
     host_argument_bytes: int | None = None
+    #: ``host_output_size_in_bytes``, same rule.
     host_output_bytes: int | None = None
+    #: ``host_temp_size_in_bytes``, same rule.
     host_temp_bytes: int | None = None
+    #: ``host_alias_size_in_bytes``, same rule.
     host_alias_bytes: int | None = None
+    #: ``host_generated_code_size_in_bytes``, same rule.
     host_generated_code_bytes: int | None = None
     #: Arguments the spec donated (``donate:``), by parameter name.
     donated: tuple[str, ...] = ()
@@ -165,10 +189,10 @@ class MemorySummary:
 class CallTimings:
     """Seconds per call of the cached executable over ``runs`` calls."""
 
-    median_s: float
-    min_s: float
-    max_s: float
-    runs: int
+    median_s: Seconds
+    min_s: Seconds
+    max_s: Seconds
+    runs: Positive
     #: Every call's seconds, in order (for a histogram; the JSON keeps the statistics).
     samples: tuple[float, ...] = field(default=(), metadata=js(omit=True))
 
@@ -211,26 +235,29 @@ class InputOrigins:
 class Timings:
     """Seconds spent in each step, measured with ``time.perf_counter``."""
 
-    trace_s: float | None = None
-    lower_s: float | None = None
-    compile_s: float | None = None
-    first_call_s: float | None = None
+    trace_s: Seconds | None = None
+    lower_s: Seconds | None = None
+    compile_s: Seconds | None = None
+    first_call_s: Seconds | None = None
     cached_call: CallTimings | None = None
-    #: The executed inputs' origins; ``None`` when nothing ran.
+    #: Where the executed inputs' values came from (the spec's ``inputs:``, ``--inputs``);
+    #: null when nothing ran.
     inputs: InputOrigins | None = None
-    #: While loops of the timed program with no trip count XLA proved; ``None``: nothing ran.
-    data_dependent_loops: int | None = None
+    #: While loops of the timed program with no trip count XLA proved: the call times depend
+    #: on the input values. Null when nothing ran.
+    data_dependent_loops: Count | None = None
 
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("cached_call_s", "caveat")
 
     @property
-    def cached_call_s(self) -> float | None:
-        """The cached call's median, the figure most readers want (``None``: not run)."""
+    def cached_call_s(self) -> Seconds | None:
+        """Median of the cached calls, the figure most readers want (null: not run)."""
         return None if self.cached_call is None else self.cached_call.median_s
 
     @property
     def caveat(self) -> str | None:
-        """Why the call times hold for these inputs only: loops that run as the values say."""
+        """Set when data_dependent_loops > 0: the time depends on the input values, and which
+        values they were."""
         if not self.data_dependent_loops or self.inputs is None:
             return None
         return data_dependence_caveat(self.data_dependent_loops, self.inputs)

@@ -89,6 +89,12 @@ def _check() -> type:
     return CheckReport
 
 
+def _stages() -> type:
+    from jaxinspect.stages.jsondoc import StagesDocument
+
+    return StagesDocument
+
+
 def _collectives() -> Any:
     from jaxinspect.xla.collectivemodel import Collective
 
@@ -176,6 +182,16 @@ DOCUMENTS = (
         ),
         root=_summary,
         consts=(("format_version", 1),),
+    ),
+    Document(
+        file="stages.schema.json",
+        title="jaxinspect stages report",
+        description=(
+            "The document `jaxinspect stages --format json` writes to stdout. A null value "
+            "always has its reason under `unavailable`, keyed by the value's dotted path."
+        ),
+        root=_stages,
+        consts=(("schema_version", 2),),
     ),
     Document(
         file="topologies.schema.json",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxinspect.jsonfields import Count, js
+from jaxinspect.jsonfields import Count, Positive, js
 from jaxinspect.xla.sourcemap import SourceLocation
 
 #: Collective opcodes, without their ``-start``/``-done`` suffix.
@@ -51,7 +51,7 @@ class Collective:
     count: Count
     bytes: Count
     groups: str
-    group_size: int | None
+    group_size: Positive | None
     axes: tuple[str, ...] | None
     is_async: bool = field(metadata=js("async"))
     instructions: tuple[str, ...]
