@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, replace
 
 from jaxinspect.errors import UsageError
+from jaxinspect.jsonfields import Positive
 from jaxinspect.xla.breakdown import UNKNOWN_TRIPS, CostFlag, LoopInfo, ProgramCost
 from jaxinspect.xla.xlacost import XlaCost
 
@@ -34,9 +35,9 @@ class TripAssumption:
 class AssumedTrips:
     """A loop counted with an assumed trip count, and the assumption that chose it."""
 
-    loop: str  # the while instruction
-    trips: int
-    assumption: str  # ``LOOP=N`` as given
+    loop: str  # The while instruction.
+    trips: Positive
+    assumption: str  # ``LOOP=N`` as given (a loop's name or ``file.py:LINE``).
 
 
 def parse_assumption(text: str) -> TripAssumption:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from jaxinspect.base.inspection import CostSummary, InspectionReport, LoopAwareCost, MemorySummary
 from jaxinspect.cost.loopcost import AssumedTrips
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Positive, Seconds, js
 from jaxinspect.stages.memoryfit import MemoryFit, PeakEstimate
 from jaxinspect.xla.aggregate import CostGroup, FlagGroup
 from jaxinspect.xla.breakdown import OpCost, ProgramCost
@@ -20,6 +20,16 @@ from jaxinspect.xla.xlacost import XlaCost
 SORT_KEYS = ("flops", "bytes", "transcendentals", "time", "measured")
 #: Opcodes listed apart because they move data without computing.
 DATA_MOVEMENT = frozenset({"copy", "copy-start", "copy-done", "transpose"})
+
+
+#: The static rankings ``MeasuredCost.agreement`` compares the measured times with, each
+#: always present (null where it cannot be computed).
+RANKINGS = ("flops", "bytes", "roofline")
+_RANKINGS = {
+    "required": list(RANKINGS),
+    "additionalProperties": False,
+    "properties": {name: {"type": ["number", "null"]} for name in RANKINGS},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +49,12 @@ class MeasuredCost:
     """
 
     op_seconds: tuple[float | None, ...] = field(metadata=js(omit=True))
-    program_runs: int
+    program_runs: Positive
     device: str
-    call_median_s: float
-    profiled_call_median_s: float
+    call_median_s: Seconds
+    profiled_call_median_s: Seconds
     agreement: tuple[tuple[str, float | None], ...] = field(
-        metadata=js("rank_agreement", mapping=True)
+        metadata=js("rank_agreement", mapping=True, schema=_RANKINGS)
     )
     #: The device profile whose ridge point ordered the roofline ranking (``None``: none).
     roofline_profile: str | None = None
@@ -52,7 +62,7 @@ class MeasuredCost:
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("total_s", "coverage", "scale", "scaled_coverage")
 
     @property
-    def total_s(self) -> float:
+    def total_s(self) -> Seconds:
         """Summed measured time of the ops, per program run."""
         return sum(s for s in self.op_seconds if s is not None)
 
@@ -87,20 +97,28 @@ class OpRow:
     """
 
     op: OpCost = field(metadata=js(flatten=True))
+    #: False when XLA has no cost for it (custom calls): flops and bytes are then null, and
+    #: the op sorts after every counted one.
     counted: bool
-    flops: float | None
+    flops: float | None  # per_run.flops x runs.
     transcendentals: float | None
     bytes_accessed: float | None
-    flops_share: float | None
+    flops_share: float | None  # Fraction of cost.loop_aware.flops.
     bytes_share: float | None
+    #: Why counted is false (XLA's words where it gave some, e.g. "target 'ConcatBitcast':
+    #: XLA has no cost model for it"); null when counted.
     not_counted_reason: str | None
     roofline: RooflinePoint | None
-    measured_s: float | None = None
-    #: ``measured_s`` times ``MeasuredCost.scale``: the op's time without the profiler.
-    measured_scaled_s: float | None = None
-    measured_share: float | None = None
-    achieved_flops_per_s: float | None = None
-    achieved_bytes_per_s: float | None = None
+    #: ``cost --measure``: mean seconds per program run under JAX's profiler (every loop trip
+    #: included), on device ``measured.device``; null without ``--measure`` or when the trace
+    #: has no event of this op (tuples, bitcasts).
+    measured_s: Seconds | None = None
+    #: measured_s x measured.scale: the time without the profiler's slowdown, estimated
+    #: (labelled jaxinspect's correction; measured_s is what the trace says).
+    measured_scaled_s: Seconds | None = None
+    measured_share: float | None = None  # measured_s / measured.total_s.
+    achieved_flops_per_s: float | None = None  # flops / measured_s.
+    achieved_bytes_per_s: float | None = None  # bytes_accessed / measured_s.
 
 
 @dataclass(frozen=True, slots=True)

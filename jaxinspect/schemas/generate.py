@@ -95,6 +95,12 @@ def _stages() -> type:
     return StagesDocument
 
 
+def _cost() -> type:
+    from jaxinspect.cost.jsondoc import CostDocument
+
+    return CostDocument
+
+
 def _collectives() -> Any:
     from jaxinspect.xla.collectivemodel import Collective
 
@@ -141,6 +147,18 @@ DOCUMENTS = (
         root=_collectives,
         consts=(),
         defs_name="collectives",
+    ),
+    Document(
+        file="cost.schema.json",
+        title="jaxinspect cost report",
+        description=(
+            "The document `jaxinspect cost --format json` writes to stdout. "
+            "cost.flops/transcendentals/bytes_accessed are JAX's own cost_analysis(); "
+            "jaxinspect's figures are under cost.loop_aware and cost.ops. A null value has its "
+            "reason under `unavailable`, keyed by its dotted path. See docs/cost.md."
+        ),
+        root=_cost,
+        consts=(("schema_version", 2), ("command", "cost")),
     ),
     Document(
         file="recompile.schema.json",

@@ -3,9 +3,10 @@ JAX's is missing or implausible), and the rows that show it beside XLA's figures
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxinspect.base.inspection import MemorySummary
+from jaxinspect.jsonfields import Count, NonNegative, Positive, js
 from jaxinspect.stages.livepeak import jax_peak_relation
 
 #: Why a reported peak below ``argument + temp - alias`` cannot be the whole peak; the
@@ -20,10 +21,11 @@ PEAK_BELOW_LIVE = (
 class PeakEstimate:
     """The peak figure used for fitting, where it came from and why."""
 
-    bytes: int
-    #: "jaxinspect" (the buffer assignment's peak), "jax" (peak_memory_in_bytes) or
-    #: "derived" (argument + output + temp + constants - alias).
-    source: str
+    bytes: Count
+    #: ``jaxinspect``: the peak read off the buffer assignment (memory.peak.bytes); else
+    #: ``jax``: peak_memory_in_bytes; ``derived`` (argument + output + temp + constants -
+    #: alias): used because JAX's is missing or below argument + temp - alias.
+    source: str = field(metadata=js(schema={"enum": ["jaxinspect", "jax", "derived"]}))
     reason: str
 
 
@@ -31,9 +33,9 @@ class PeakEstimate:
 class MemoryFit:
     """The peak estimate against one device's memory capacity."""
 
-    capacity_bytes: int
-    needed_bytes: int
-    fraction: float
+    capacity_bytes: Positive
+    needed_bytes: Count
+    fraction: NonNegative
     fits: bool
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from jaxinspect.jsonfields import js
-from jaxinspect.xla.breakdown import LOWER_BOUND_KINDS, CostFlag, OpCost
+from jaxinspect.jsonfields import Count, NonNegative, Positive, js
+from jaxinspect.xla.breakdown import FLAG_KINDS, LOWER_BOUND_KINDS, CostFlag, OpCost
 from jaxinspect.xla.sourcemap import SourceLocation, shown_path
 
 #: Key of ops whose source metadata has no frame outside JAX and jaxinspect.
@@ -23,17 +23,23 @@ UNPLACED = frozenset({NO_SOURCE, XLA_CREATED})
 class CostGroup:
     """Loop-aware totals of the instructions sharing one key (a line, a function, a scope)."""
 
+    #: ``file:line``, ``function (file)`` (the file relative to the current folder when under
+    #: it), or the op_name scope path; ``(created by XLA)`` groups instructions without source
+    #: metadata, ``(no user source)`` the rest. A fusion's FLOPs are split among its fused
+    #: instructions' own keys (in XLA's proportions); its bytes go to its root's key.
     key: str
+    #: The source file as XLA recorded it (absolute); ``key`` has it relative.
     file: str | None
-    line: int | None
+    line: Count | None
+    #: The function of the group's first source line.
     function: str | None
-    flops: float
-    transcendentals: float
-    bytes_accessed: float
-    ops: int  # instructions contributing; fused instructions count one by one
-    opcodes: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
-    #: ``--measure``: the measured seconds of the ops whose own line (a fusion's root's, as
-    #: for bytes) is in the group; ``None`` when not measured.
+    flops: NonNegative
+    transcendentals: NonNegative
+    bytes_accessed: NonNegative
+    ops: Count  # Instructions contributing; fused instructions count one by one.
+    opcodes: tuple[tuple[str, Positive], ...] = field(metadata=js(mapping=True))
+    #: ``cost --measure``: measured seconds per program run of the ops whose own line (a
+    #: fusion's root's, as for bytes) is in the group; null without ``--measure``.
     measured_s: float | None = None
 
 
@@ -163,15 +169,16 @@ def _group(key: str, bucket: _Bucket, by: str, measured: bool) -> CostGroup:
 class FlagGroup:
     """Flagged instructions sharing a kind and a reason (a LAPACK target, XLA's refusal...)."""
 
-    kind: str
+    kind: str = field(metadata=js(schema={"enum": list(FLAG_KINDS)}))
     reason: str
-    instructions: tuple[str, ...]  # in the order the walk met them
-    lower_bound: bool  # this kind leaves work out of the totals
+    #: In the order the walk met them.
+    instructions: tuple[str, ...] = field(metadata=js(schema={"minItems": 1}))
+    lower_bound: bool  # This kind leaves work out of the totals.
 
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("count",)
 
     @property
-    def count(self) -> int:
+    def count(self) -> Positive:
         """How many instructions the group holds."""
         return len(self.instructions)
 

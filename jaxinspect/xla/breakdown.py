@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, Positive, js
 from jaxinspect.xla.fusionsplit import CostShare, split_fusion
 from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, parse_module
 from jaxinspect.xla.neighbours import Metadata, NeighbourMetadata
@@ -20,6 +20,14 @@ from jaxinspect.xla.xlacost import UncostedError, XlaCost
 if TYPE_CHECKING:
     from jaxinspect.xla.reconcile import CostReconciliation
 
+#: Every kind of flag (``assumed-trip-count``: ``cost/loopcost.py``).
+FLAG_KINDS = (
+    "custom-call",
+    "unknown-trip-count",
+    "assumed-trip-count",
+    "conditional",
+    "unanalysed",
+)
 #: Flag kinds that make the loop-aware figure a lower bound.
 LOWER_BOUND_KINDS = ("custom-call", "unknown-trip-count", "unanalysed")
 #: Why a loop without a proved trip count is flagged.
@@ -32,25 +40,33 @@ _ROLES = ("body", "condition")
 class OpCost:
     """One top-level instruction of the entry computation or of a loop body."""
 
-    name: str
-    computation: str
+    name: str  # HLO instruction name.
+    computation: str  # The entry computation or a loop body/condition.
     opcode: str
-    shape: str
+    shape: str  # Output shape as HLO prints it, with layout.
     dtype: str | None
-    fusion_kind: str | None
-    fused_ops: tuple[tuple[str, int], ...] = field(metadata=js(mapping=True))
+    fusion_kind: str | None  # kLoop, kInput, kOutput or kCustom for a fusion.
+    #: Opcodes inside a fusion, with counts.
+    fused_ops: tuple[tuple[str, Positive], ...] = field(metadata=js(mapping=True))
     custom_call_target: str | None
-    runs: int  # executions per program run: the product of the enclosing trip counts
-    per_run: XlaCost | None  # XLA's figure for one execution; None = XLA does not count it
-    input_bytes: int
-    output_bytes: int
-    op_name: str | None
+    #: Executions per program run: the product of the enclosing loops' trip counts (an
+    #: unknown trip count counts 1).
+    runs: Positive
+    per_run: XlaCost | None  # XLA's figures for one execution; null: XLA does not count it.
+    input_bytes: Count  # Bytes of the distinct operands.
+    output_bytes: Count
+    op_name: str | None  # JAX's op_name metadata, with named_scope names.
+    #: The innermost frame under ``cost.user_code.roots``; else the innermost frame outside
+    #: JAX, jaxlib, jaxinspect and its harness; null when there is none (see created_by_xla).
     source: SourceLocation | None
     #: A fusion's FLOPs divided among its fused instructions (empty: all at ``source``).
     shares: tuple[CostShare, ...] = field(default=(), metadata=js(omit=True))
-    #: No source metadata at all, nor a neighbour's: XLA made it (copies, backward convolutions).
+    #: The instruction has no source metadata, and no neighbour lent it any: XLA made it
+    #: (inserted copies, backward convolutions).
     created_by_xla: bool = False
-    #: The neighbour whose metadata it took, having none of its own (``xla/neighbours.py``).
+    #: The neighbouring instruction whose op_name and source this one took, having no
+    #: metadata of its own (XLA stripped it, e.g. a rewritten dot); null when they are its
+    #: own. Rule in docs/cost.md (``xla/neighbours.py``).
     source_from: str | None = None
     #: The while loops it runs in, outermost first: (loop instruction, "body" or "condition").
     loops: tuple[tuple[str, str], ...] = field(default=(), metadata=js(omit=True))
@@ -69,13 +85,16 @@ class LoopInfo:
     computation: str
     body: str
     condition: str
-    trip_count: int | None
-    runs: int
+    #: XLA's known_trip_count; null when unknown (the body is then counted once).
+    trip_count: Count | None
+    #: How often the loop itself starts per program run (assumed trips of enclosing loops
+    #: included).
+    runs: Positive
     source: SourceLocation | None
     #: The loops it runs in, outermost first, as ``OpCost.loops``.
     enclosing: tuple[tuple[str, str], ...] = field(default=(), metadata=js(omit=True))
     #: ``--assume-trips``: the trip count assumed for a loop XLA could not count.
-    assumed_trips: int | None = None
+    assumed_trips: Positive | None = None
     #: One trip: the body once and the condition once, inner loops at their trip counts
     #: (``cost/loopcost.py``); ``None`` before it is computed.
     per_trip: XlaCost | None = None
@@ -92,7 +111,7 @@ class LoopInfo:
 class CostFlag:
     """An instruction whose cost is not (fully) in the totals, and why."""
 
-    kind: str  # custom-call, unknown-trip-count, assumed-trip-count, conditional, unanalysed
+    kind: str = field(metadata=js(schema={"enum": list(FLAG_KINDS)}))
     instruction: str
     computation: str
     #: A short sentence shared by every instruction flagged for the same cause (grouped on).

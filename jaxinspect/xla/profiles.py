@@ -8,6 +8,9 @@ from jaxinspect.errors import UsageError
 from jaxinspect.jsonfields import js
 from jaxinspect.suggest import did_you_mean
 
+#: A ceiling: above zero.
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceProfile:
@@ -20,8 +23,10 @@ class DeviceProfile:
     name: str
     description: str
     #: HLO element type -> FLOP/s.
-    peak_flops: tuple[tuple[str, float], ...] = field(metadata=js(mapping=True))
-    bandwidth_bytes_s: float
+    peak_flops: tuple[tuple[str, float], ...] = field(
+        metadata=js(mapping=True, schema={"additionalProperties": _POSITIVE})
+    )
+    bandwidth_bytes_s: float = field(metadata=js(schema=_POSITIVE))
     memory_bytes: int | None
     source: str
     #: JAX's ``device_kind`` strings of this device, so a compiled program finds its chip.

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
 from jaxinspect.xla.xlacost import XlaCost
 
 
@@ -43,30 +43,43 @@ class CostReconciliation:
     backend: XlaCost = field(metadata=js("cost_analysis"))
     generic_module: XlaCost | None
     counted_once: XlaCost
-    not_counted: int
-    not_counted_io_bytes: int
+    not_counted: Count
+    not_counted_io_bytes: Count
 
     JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("backend_model", "one_by_one")
 
     @property
-    def backend_model(self) -> XlaCost | None:
+    def backend_model(self) -> CostDelta | None:
         """``cost_analysis()`` minus the generic whole-module figure."""
         if self.generic_module is None:
             return None
         return _minus(self.backend, self.generic_module)
 
     @property
-    def one_by_one(self) -> XlaCost | None:
+    def one_by_one(self) -> CostDelta | None:
         """The generic whole-module figure minus the per-op sum."""
         if self.generic_module is None:
             return None
         return _minus(self.generic_module, self.counted_once)
 
     @property
-    def difference(self) -> XlaCost:
+    def difference(self) -> CostDelta:
         """``cost_analysis()`` minus the per-op sum: the two parts above together."""
         return _minus(self.backend, self.counted_once)
 
 
-def _minus(a: XlaCost, b: XlaCost) -> XlaCost:
-    return a.plus(b.scaled(-1.0))
+@dataclass(frozen=True, slots=True)
+class CostDelta:
+    """One cost figure minus another: of either sign, unlike a cost."""
+
+    flops: float
+    transcendentals: float
+    bytes_accessed: float
+
+
+def _minus(a: XlaCost, b: XlaCost) -> CostDelta:
+    return CostDelta(
+        a.flops - b.flops,
+        a.transcendentals - b.transcendentals,
+        a.bytes_accessed - b.bytes_accessed,
+    )

@@ -8,23 +8,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Seconds, js
 from jaxinspect.xla.profiles import DeviceProfile
+
+#: A ceiling: above zero.
+_POSITIVE = {"exclusiveMinimum": 0}
 
 
 @dataclass(frozen=True, slots=True)
 class RooflinePoint:
-    """Where one op (or the whole program) sits under the roofline."""
+    """Where one op (or the whole program) sits under the roofline. A model, not a
+    measurement: time_lower_bound_s = max(flops / peak_flops, bytes / bandwidth)."""
 
-    #: FLOP per byte accessed; None when no bytes are accessed.
+    #: FLOPs per byte accessed; null when no bytes are accessed.
     intensity: float | None = field(metadata=js("arithmetic_intensity"))
-    peak_flops: float  # the FLOP/s ceiling used (for the op's element type)
-    peak_dtype: str  # element type whose peak was used
+    #: The FLOP/s ceiling used (for the op's element type).
+    peak_flops: float = field(metadata=js(schema=_POSITIVE))
+    #: Element type whose peak was used (f32 when the profile has none for the op's type).
+    peak_dtype: str
     #: Intensity where the compute and memory ceilings meet.
-    ridge: float = field(metadata=js("ridge_intensity"))
-    bound: str  # "compute", "memory" or "none" (no work)
+    ridge: float = field(metadata=js("ridge_intensity", schema=_POSITIVE))
+    #: ``none``: no work.
+    bound: str = field(metadata=js(schema={"enum": ["compute", "memory", "none"]}))
     #: max(flops / peak_flops, bytes / bandwidth): a lower bound.
-    time_s: float = field(metadata=js("time_lower_bound_s"))
+    time_s: Seconds = field(metadata=js("time_lower_bound_s"))
 
 
 def roofline_point(

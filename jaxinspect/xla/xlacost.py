@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxinspect import jaxapi
+from jaxinspect.jsonfields import NonNegative
 from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, join_attributes
 
 # Attributes that name other instructions of the original computation, which the wrapped
@@ -25,9 +26,9 @@ FLOPS, TRANSCENDENTALS, BYTES = "flops", "transcendentals", "bytes accessed"
 class XlaCost:
     """XLA's figures for one instruction, run once (missing keys are 0, as in cost_analysis)."""
 
-    flops: float = 0.0
-    transcendentals: float = 0.0
-    bytes_accessed: float = 0.0
+    flops: NonNegative = 0.0
+    transcendentals: NonNegative = 0.0
+    bytes_accessed: NonNegative = 0.0
 
     def scaled(self, factor: float) -> XlaCost:
         """The cost of running ``factor`` times."""
