@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from jaxinspect.base.inspection import InspectionReport
-from jaxinspect.jsonfields import js
-from jaxinspect.xla.bufferassign import Allocation
+from jaxinspect.jsonfields import Count, NonNegative, Positive, js
+from jaxinspect.xla.bufferassign import KINDS, Allocation
 from jaxinspect.xla.profiles import DeviceProfile
 from jaxinspect.xla.sourcemap import SourceLocation
 
@@ -39,10 +39,10 @@ class PeakBuffer:
     computation: str | None
     opcode: str | None
     shape: str
-    bytes: int
-    kind: str
-    allocation: int
-    offset: int
+    bytes: Count
+    kind: str = field(metadata=js(schema={"enum": list(KINDS)}))
+    allocation: Count
+    offset: Count
     live: tuple[int, int] = field(metadata=js(omit=True))
     argument: str | None
     op_name: str | None
@@ -62,8 +62,8 @@ class PeakBuffer:
 class LiveRange:
     """The first and last step of the schedule where a buffer is live, inclusive."""
 
-    first: int
-    last: int
+    first: Count
+    last: Count
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +82,11 @@ class TimelinePoint:
             computation).
     """
 
-    step: int
-    first_step: int
+    step: Count
+    first_step: Count
     instruction: str
     opcode: str | None
-    live_bytes: int
+    live_bytes: Count
     at: str
 
 
@@ -94,10 +94,22 @@ class TimelinePoint:
 class KindTotal:
     """Allocations of one kind in one memory space: how many and how many bytes."""
 
-    kind: str
-    color: int  # XLA's memory color: 0 is the device's default memory
-    count: int
-    bytes: int
+    kind: str = field(metadata=js(schema={"enum": list(KINDS)}))
+    color: Count  # XLA's memory color: 0 is the device's default memory.
+    count: Positive
+    bytes: Count
+
+
+#: ``XlaFigure.name``: XLA's figures that ``memory/figures.py`` sets beside jaxinspect's.
+FIGURE_NAMES = (
+    "live_range_peak",
+    "peak_memory_in_bytes",
+    "argument_size_in_bytes",
+    "output_size_in_bytes",
+    "alias_size_in_bytes",
+    "temp_size_in_bytes",
+    "usage_report_total",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +124,9 @@ class XlaFigure:
         note: Why they differ, or what the figure counts.
     """
 
-    name: str
-    bytes: int | None = field(metadata=js("xla_bytes"))
-    ours: int | None = field(metadata=js("jaxinspect_bytes"))
+    name: str = field(metadata=js(schema={"enum": list(FIGURE_NAMES)}))
+    bytes: Count | None = field(metadata=js("xla_bytes"))
+    ours: Count | None = field(metadata=js("jaxinspect_bytes"))
     agrees: bool
     note: str
 
@@ -159,9 +171,9 @@ class DeviceFit:
     """The peak against one device profile's memory capacity."""
 
     device: str
-    capacity_bytes: int
-    peak_bytes: int
-    fraction: float
+    capacity_bytes: Positive
+    peak_bytes: Count
+    fraction: NonNegative
     fits: bool
 
 

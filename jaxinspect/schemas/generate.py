@@ -101,6 +101,12 @@ def _cost() -> type:
     return CostDocument
 
 
+def _memory() -> type:
+    from jaxinspect.memory.jsondoc import MemoryDocument
+
+    return MemoryDocument
+
+
 def _collectives() -> Any:
     from jaxinspect.xla.collectivemodel import Collective
 
@@ -159,6 +165,19 @@ DOCUMENTS = (
         ),
         root=_cost,
         consts=(("schema_version", 2), ("command", "cost")),
+    ),
+    Document(
+        file="memory.schema.json",
+        title="jaxinspect memory report",
+        description=(
+            "The document `jaxinspect memory --format json` writes to stdout: XLA's buffer "
+            "assignment of one compilation, the bytes live at each step of its schedule, the "
+            "buffers live at the peak, and XLA's own figures beside them. Byte counts are exact "
+            "integers. A null value has its reason under `unavailable`, keyed by its dotted path "
+            "(memory.peak covers every key read off the buffer assignment). See docs/memory.md."
+        ),
+        root=_memory,
+        consts=(("schema_version", 1), ("command", "memory")),
     ),
     Document(
         file="recompile.schema.json",

@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
 
 # BufferAllocation::ToString: "allocation 3: size 5120, output shape is |f32[128,10]|, ...:"
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(.*):$")
@@ -55,8 +55,8 @@ class AssignedValue:
     instruction: str
     index: str
     phi: bool
-    size: int
-    offset: int
+    size: Count
+    offset: Count
     shape: str
 
     @property
@@ -86,13 +86,13 @@ class Allocation:
         values: The values it holds, in XLA's order.
     """
 
-    index: int
-    size: int
-    kind: str
-    parameter: int | None
+    index: Count
+    size: Count
+    kind: str = field(metadata=js(schema={"enum": list(KINDS)}))
+    parameter: Count | None
     parameter_index: str | None
     live_out: bool
-    color: int
+    color: Count
     values: tuple[AssignedValue, ...]
 
 
