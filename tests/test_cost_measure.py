@@ -167,6 +167,20 @@ def test_table_ranks_by_measured_time_at_80_columns(run_cli_module: Callable[...
     assert any("rank agreement: FLOPs" in line for line in lines)
 
 
+def test_sort_measured_json_follows_the_schema(run_cli: Callable[..., Any]) -> None:
+    result = run_cli(
+        "cost", *MLP, "--measure", "--sort", "measured", "--measure-runs", "3", "-f", "json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["cost"]["sort"] == "measured"
+    jsonschema.validate(doc, json.loads((SCHEMAS_DIR / "cost.schema.json").read_text()))
+    # Measured ops first, slowest first; the ones the trace does not name after them.
+    times = [op["measured_s"] for op in doc["cost"]["ops"]]
+    known = [t for t in times if t is not None]
+    assert known == sorted(known, reverse=True) and times[: len(known)] == known
+
+
 def test_a_topology_is_not_measured(run_cli: Callable[..., Any]) -> None:
     pytest.importorskip("libtpu")
     result = run_cli(

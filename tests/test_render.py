@@ -103,6 +103,22 @@ def test_json_is_sorted_stable_and_valid():
     assert doc["args"][1] == {"path": "mode", "kind": "static", "value": "'a'"}
 
 
+def test_schema_keeps_each_argument_kinds_keys_together():
+    doc = json.loads(render_json(make_report()))
+    array, static = doc["args"]
+    assert set(array) == {"path", "kind", "dtype", "shape", "weak_type", "sharding", "shard_shape"}
+    assert array["sharding"] is None and array["shape"] == [8, 4]
+    # A static value with an array's keys, or an array without its placement, is not a
+    # document the encoder writes: the generated schema rejects both.
+    for args in (
+        [array, {**static, "dtype": "float32"}],
+        [{k: v for k, v in array.items() if k != "sharding"}, static],
+        [{**array, "kind": "static"}, static],
+    ):
+        errors = list(jsonschema.Draft202012Validator(SCHEMA).iter_errors({**doc, "args": args}))
+        assert errors and all(e.json_path.startswith("$.args[") for e in errors)
+
+
 def test_reports_off_a_terminal_are_120_columns_unless_columns_says(monkeypatch):
     # pytest captures stdout, so it is not a terminal here.
     from jaxinspect.renderers.stdout import PIPED_WIDTH, stdout_console
