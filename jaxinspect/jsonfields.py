@@ -188,7 +188,7 @@ def decode(cls: type[T], data: Any, *, allowed: tuple[str, ...] = ()) -> T:
     of another type, a missing key (unless its field has a default), a number under its
     ``minimum`` or a field's own ``check`` failing is a :class:`DecodeError` naming the first
     wrong key's dotted path. ``allowed`` names top-level keys read elsewhere (a format
-    version).
+    version); the keys of ``JSON_PROPERTIES`` are accepted and left to their properties.
     """
     return typing.cast(T, _decode_object(cls, data, "", allowed))
 
@@ -203,6 +203,8 @@ def _decode_object(cls: type, data: Any, path: str, allowed: tuple[str, ...] = (
         raise DecodeError(path or "(document)", "an object", data)
     hints = _hints(cls)
     known = {f.metadata.get(KEY, f.name) for f in fields(cls) if not f.metadata.get(OMIT)}
+    # A property's key is written beside the fields and derived from them: read, not stored.
+    known |= {p if isinstance(p, str) else p[0] for p in getattr(cls, "JSON_PROPERTIES", ())}
     unknown = sorted(str(k) for k in data if k not in known and k not in allowed)
     if unknown:
         where = _join(path, unknown[0])

@@ -77,6 +77,12 @@ def _bench() -> type:
     return BenchDocument
 
 
+def _runlog() -> type:
+    from jaxinspect.runlog.jsondoc import RunlogDocument
+
+    return RunlogDocument
+
+
 def _diff() -> type:
     from jaxinspect.snapshot.diffdoc import DiffDocument
 
@@ -145,6 +151,17 @@ DOCUMENTS = (
             "really did (counted with jax.monitoring events)."
         ),
         root=_recompile,
+        consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="runlog.schema.json",
+        title="jaxinspect compile log",
+        description=(
+            "The document `jaxinspect run --format json` writes to stderr (or -o FILE) when the "
+            "program ends, and `jaxinspect.compile_log().to_json()` returns: every XLA "
+            "compilation the program did, in order."
+        ),
+        root=_runlog,
         consts=(("schema_version", 1),),
     ),
     Document(
