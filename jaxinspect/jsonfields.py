@@ -11,7 +11,8 @@ Tuples become arrays, ``mapping`` tuples of ``(key, value)`` pairs become object
 an object of objects), nested dataclasses become objects, and a class's ``JSON_PROPERTIES``
 (names of its properties, or ``(key, property)`` pairs) are written beside its fields. A type
 ``Annotated[int, Minimum(0)]`` carries a bound that the schema writes and :func:`decode`
-checks. The schema generator
+checks; ``Annotated[T, SchemaRef(FILE)]`` a value another schema file describes. A class's
+``JSON_SCHEMA`` adds keywords to its object's schema (a rule between fields). The schema generator
 (``jaxinspect/schemas/generate.py``) reads the same metadata, so a document and its schema
 cannot drift apart.
 """
@@ -56,6 +57,15 @@ class Minimum:
 
 #: A number of things, never negative.
 Count = Annotated[int, Minimum(0)]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaRef:
+    """In ``Annotated[T, SchemaRef("stages.schema.json")]``: the value is a document (or, with
+    ``#/properties/KEY``, a part of one) that another schema file describes; the schema refers
+    to that file rather than describing ``T`` again."""
+
+    target: str
 
 
 def js(

@@ -95,6 +95,12 @@ def _check() -> type:
     return CheckReport
 
 
+def _cases() -> type:
+    from jaxinspect.stages.casesjsondoc import CasesDocument
+
+    return CasesDocument
+
+
 def _collectives() -> Any:
     from jaxinspect.xla.collectivemodel import Collective
 
@@ -129,6 +135,18 @@ DOCUMENTS = (
         ),
         root=_bench,
         consts=(("schema_version", 1), ("command", "bench")),
+    ),
+    Document(
+        file="cases.schema.json",
+        title="jaxinspect stages report over several cases",
+        description=(
+            "What `jaxinspect stages --format json` writes for a spec with several `cases:` and "
+            "no --case. Each `report` is a full stages document (stages.schema.json), or null "
+            "when the case failed; `error` then says why (the command exits with the worst "
+            "failed case's exit code)."
+        ),
+        root=_cases,
+        consts=(("schema_version", 1),),
     ),
     Document(
         file="collectives.defs.json",
@@ -294,6 +312,7 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
         out["description"] = doc
     required = [k for k in properties if k not in absent]
     out.update(required=required, additionalProperties=False, properties=properties)
+    out.update(getattr(cls, "JSON_SCHEMA", {}))  # a rule between fields, e.g. one of two null
     return out
 
 
@@ -313,7 +332,10 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     args = typing.get_args(tp)
     if tp is type(None) or tp is None:
         return {"type": "null"}
-    if origin is typing.Annotated:  # a bound beside the type
+    if origin is typing.Annotated:  # a bound beside the type, or another file's description
+        refs = [a for a in args[1:] if isinstance(a, jsonfields.SchemaRef)]
+        if refs:
+            return {"$ref": _ID + refs[0].target}
         out = _type_schema(args[0], defs)
         for bound in args[1:]:
             if isinstance(bound, jsonfields.Minimum):
