@@ -65,6 +65,12 @@ def _baseline() -> type:
     return Baseline
 
 
+def _passes() -> type:
+    from jaxinspect.passes.jsondoc import PassesDocument
+
+    return PassesDocument
+
+
 def _recompile() -> type:
     from jaxinspect.recompile.report import SweepReport
 
@@ -159,6 +165,22 @@ DOCUMENTS = (
         root=_collectives,
         consts=(),
         defs_name="collectives",
+    ),
+    Document(
+        file="passes.schema.json",
+        title="jaxinspect passes report",
+        description=(
+            "The document `jaxinspect passes --format json` writes to stdout: one compilation's "
+            "module at every step from StableHLO to the scheduled module XLA compiled, read off "
+            "XLA's pass-by-pass dump. passes[0] is the module entering XLA (its diff is from the "
+            "StableHLO), then one entry per snapshot XLA wrote (after each pass that changed the "
+            "module, and at each pipeline's start), and last the optimized module. Op counts are "
+            "instructions over every computation, fused computations included (StableHLO "
+            "operations for passes[0].ops_before). A null value has its reason under "
+            "`unavailable`, keyed by its dotted path. See docs/passes.md."
+        ),
+        root=_passes,
+        consts=(("schema_version", 1), ("command", "passes")),
     ),
     Document(
         file="recompile.schema.json",
