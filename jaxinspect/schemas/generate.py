@@ -432,8 +432,9 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 #: ``    name: text`` (or ``    a, b: text``) in a docstring's ``Attributes:`` section.
 _ATTRIBUTE = re.compile(r"^    (\w+(?:, \w+)*): (.*)$")
-#: A field line of a class body, with its inline comment if any.
-_FIELD = re.compile(r"^    (\w+): [^#]*?(?:#\s*(.*))?$")
+#: A field line of a class body, with its inline comment if any (two spaces before ``#``, as
+#: formatted: a ``#`` inside the annotation, ``SchemaRef("f.json#/properties/x")``, is not one).
+_FIELD = re.compile(r"^    (\w+): .*?(?:  #\s*(.*))?$")
 
 
 def _field_notes(cls: type) -> dict[str, str]:
