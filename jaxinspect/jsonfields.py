@@ -11,7 +11,8 @@ Tuples become arrays, ``mapping`` tuples of ``(key, value)`` pairs become object
 an object of objects), nested dataclasses become objects, and a class's ``JSON_PROPERTIES``
 (names of its properties, or ``(key, property)`` pairs) are written beside its fields. A type
 ``Annotated[int, Minimum(0)]`` carries a bound that the schema writes and :func:`decode`
-checks. The schema generator
+checks; ``Annotated[T, SchemaRef(FILE)]`` a value another schema file describes. A class's
+``JSON_SCHEMA`` adds keywords to its object's schema (a rule between fields). The schema generator
 (``jaxinspect/schemas/generate.py``) reads the same metadata, so a document and its schema
 cannot drift apart.
 """
@@ -62,6 +63,15 @@ Positive = Annotated[int, Minimum(1)]
 NonNegative = Annotated[float, Minimum(0)]
 #: A measured or modelled duration.
 Seconds = Annotated[float, Minimum(0)]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaRef:
+    """In ``Annotated[T, SchemaRef("stages.schema.json")]``: the value is a document (or, with
+    ``#/properties/KEY``, a part of one) that another schema file describes; the schema refers
+    to that file rather than describing ``T`` again."""
+
+    target: str
 
 
 def js(
@@ -194,7 +204,7 @@ def decode(cls: type[T], data: Any, *, allowed: tuple[str, ...] = ()) -> T:
     of another type, a missing key (unless its field has a default), a number under its
     ``minimum`` or a field's own ``check`` failing is a :class:`DecodeError` naming the first
     wrong key's dotted path. ``allowed`` names top-level keys read elsewhere (a format
-    version).
+    version); the keys of ``JSON_PROPERTIES`` are accepted and left to their properties.
     """
     return typing.cast(T, _decode_object(cls, data, "", allowed))
 
@@ -209,6 +219,8 @@ def _decode_object(cls: type, data: Any, path: str, allowed: tuple[str, ...] = (
         raise DecodeError(path or "(document)", "an object", data)
     hints = _hints(cls)
     known = {f.metadata.get(KEY, f.name) for f in fields(cls) if not f.metadata.get(OMIT)}
+    # A property's key is written beside the fields and derived from them: read, not stored.
+    known |= {p if isinstance(p, str) else p[0] for p in getattr(cls, "JSON_PROPERTIES", ())}
     unknown = sorted(str(k) for k in data if k not in known and k not in allowed)
     if unknown:
         where = _join(path, unknown[0])

@@ -92,6 +92,23 @@ def sample(name: str) -> str:
     return str(SAMPLES / name)
 
 
+def validate_document(document: object, schema_file: str) -> None:
+    """Validate ``document`` against ``jaxinspect/schemas/<schema_file>``, resolving its
+    references to the other schema files (a case's ``report`` is a stages document)."""
+    import json
+
+    import jsonschema
+    from referencing import Registry, Resource
+
+    folder = ROOT / "jaxinspect" / "schemas"
+    schemas = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in schemas if "$id" in s
+    )
+    schema = json.loads((folder / schema_file).read_text())
+    jsonschema.Draft202012Validator(schema, registry=registry).validate(document)
+
+
 #: A program of two targets and the ``jaxinspect.yaml`` manifest that snapshots both, for the
 #: ``check`` and snapshot-store tests.
 CHECK_PROGRAM = """

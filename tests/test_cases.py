@@ -10,11 +10,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from referencing import Registry, Resource
 from rich.console import Console
 from typer.testing import Result
 
-from conftest import ROOT, sample
+from conftest import ROOT, sample, validate_document
 from jaxinspect.errors import SpecError
 from jaxinspect.inputs.cases import load_spec_cases, parse_spec_cases_text
 from jaxinspect.inputs.spec import load_spec
@@ -124,9 +123,7 @@ def test_cli_stages_compares_cases_and_case_picks_one(
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert [c["name"] for c in document["cases"]] == ["small", "large"]
-    cases_schema = json.loads((ROOT / "jaxinspect/schemas/cases.schema.json").read_text())
-    registry = Registry().with_resource(STAGES_SCHEMA["$id"], Resource.from_contents(STAGES_SCHEMA))
-    jsonschema.Draft202012Validator(cases_schema, registry=registry).validate(document)
+    validate_document(document, "cases.schema.json")
     for case in document["cases"]:
         jsonschema.validate(case["report"], STAGES_SCHEMA)
     one = run_cli("stages", AXPY, "-s", path, "--case", "large", "--no-execute", "-f", "json")
@@ -148,12 +145,6 @@ cases:
 """
 
 
-def _validate_cases(document: dict[str, object]) -> None:
-    cases_schema = json.loads((ROOT / "jaxinspect/schemas/cases.schema.json").read_text())
-    registry = Registry().with_resource(STAGES_SCHEMA["$id"], Resource.from_contents(STAGES_SCHEMA))
-    jsonschema.Draft202012Validator(cases_schema, registry=registry).validate(document)
-
-
 def test_failing_cases_are_rows_in_json_and_the_worst_code_wins(
     run_cli: Callable[..., Result], tmp_path: Path
 ) -> None:
@@ -162,7 +153,7 @@ def test_failing_cases_are_rows_in_json_and_the_worst_code_wins(
     result = run_cli("stages", AXPY, "-s", path, "--no-execute", "-f", "json")
     assert result.exit_code == 3, result.stderr  # the worst of 3 (mismatch) and 2 (typo)
     document = json.loads(result.stdout)
-    _validate_cases(document)
+    validate_document(document, "cases.schema.json")
     cases = {c["name"]: c for c in document["cases"]}
     assert list(cases) == ["ok", "mismatch", "typo", "ok2"]
     assert cases["ok"]["error"] is None and cases["ok2"]["error"] is None
@@ -207,10 +198,20 @@ def test_every_case_failing_still_prints_every_row(tmp_path: Path) -> None:
     assert [c.name for c in comparison.failures] == ["a", "b"]
     assert comparison.exit_code == 3
     assert comparison.composition is None
-    _validate_cases(cases_to_dict(comparison))
+    validate_document(cases_to_dict(comparison), "cases.schema.json")
     out = io.StringIO()
     Console(width=100, file=out, color_system=None).print(render_cases_console(comparison))
     text = out.getvalue()
     assert ":axpy: 2 cases, 2 failed" in text  # no composition: the target names the table
     assert re.search(r"FLOPs\s+│\s+failed │\s+failed │", text)
     assert "case a failed (exit 2): s.yaml: cases.a: args.z:" in text
+
+
+def test_the_cases_schema_wants_a_report_or_an_error_and_two_cases() -> None:
+    error = {"message": "boom", "exit_code": 3, "stage": "trace", "hint": None}
+    case = {"name": "a", "source": "s.yaml: cases.a", "distinct_args": [], "report": None}
+    document = {"schema_version": 1, "target": "t.py:f", "composition": None}
+    validate_document({**document, "cases": [{**case, "error": error}] * 2}, "cases.schema.json")
+    for cases in ([{**case, "error": None}] * 2, [{**case, "error": error}]):
+        with pytest.raises(jsonschema.ValidationError):
+            validate_document({**document, "cases": cases}, "cases.schema.json")

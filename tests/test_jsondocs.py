@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import pytest
 
@@ -14,7 +14,7 @@ from jaxinspect.bench import baseline
 from jaxinspect.bench import jsondoc as bench
 from jaxinspect.cost import jsondoc as cost
 from jaxinspect.errors import ExitCode
-from jaxinspect.jsonfields import encode, js
+from jaxinspect.jsonfields import SchemaRef, encode, js
 from jaxinspect.memory import jsondoc as memory
 from jaxinspect.passes import jsondoc as passes
 from jaxinspect.recompile import jsondoc as recompile
@@ -183,3 +183,21 @@ def test_a_skip_none_field_is_absent_when_none_and_written_otherwise() -> None:
     # (bench's `gate` without --baseline).
     assert encode(_Optional("a")) == {"name": "a", "note": None}
     assert encode(_Optional("a", gate="g")) == {"name": "a", "gate": "g", "note": None}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Either:
+    JSON_SCHEMA: ClassVar[dict[str, object]] = {"minProperties": 1}
+    report: Annotated[dict[str, object], SchemaRef("stages.schema.json")] | None
+    args: Annotated[list[object], SchemaRef("stages.schema.json#/properties/args")]
+
+
+def test_a_schema_ref_is_a_reference_to_another_file_and_json_schema_adds_keywords() -> None:
+    schema = generate._object_schema(_Either, {})
+    stages = "https://github.com/jaxinspect/jaxinspect/schemas/stages.schema.json"
+    assert schema["properties"] == {
+        "report": {"anyOf": [{"$ref": stages}, {"type": "null"}]},
+        "args": {"$ref": stages + "#/properties/args"},
+    }
+    assert schema["minProperties"] == 1
+    assert encode(_Either(None, [{"path": "x"}])) == {"report": None, "args": [{"path": "x"}]}

@@ -8,13 +8,12 @@ import tempfile
 from dataclasses import replace
 
 import jax
-import jsonschema
 import pytest
 from jax import monitoring
 from narrow import assert_readable
 from rich.console import Console
 
-from conftest import sample
+from conftest import sample, validate_document
 from jaxinspect.errors import UsageError
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
@@ -135,7 +134,7 @@ def test_json_is_valid_and_lists_passes_with_op_counts(run_cli, monkeypatch, tmp
     assert list(tmp_path.iterdir()) == []  # the dump folder is gone
     doc = json.loads(result.stdout)
     schema = json.loads((SCHEMAS_DIR / SCHEMA).read_text())
-    jsonschema.validate(doc, schema)
+    validate_document(doc, SCHEMA)
     assert (
         doc["schema_version"] == SCHEMA_VERSION == schema["properties"]["schema_version"]["const"]
     )

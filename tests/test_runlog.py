@@ -272,3 +272,21 @@ def test_a_jit_traced_inside_another_leaves_the_outer_ones_record() -> None:
     (again,) = log.recompilations
     assert again.function == "outer"
     assert [str(c) for c in again.changes] == ["x: shape 2 → 3"]
+
+
+def test_a_compilation_reads_back_what_the_child_writes_and_names_a_wrong_field() -> None:
+    from jaxinspect.jsonfields import DecodeError
+    from jaxinspect.recompile.cachekey import KeyChange
+    from jaxinspect.runlog.model import Compilation
+
+    change = KeyChange("x", "shape", "4", "8")
+    comp = Compilation("step", "t.py:3", "t.py:9 (<module>)", 0.5, None, 1.25, "miss", True,
+                       (change,), None)  # fmt: skip
+    wire = json.loads(json.dumps(comp.to_dict()))
+    assert wire["changes"] == [
+        {"path": "x", "component": "shape", "before": "4", "after": "8", "text": "x: shape 4 → 8"}
+    ]
+    assert Compilation.from_dict(wire) == comp  # `text` is derived: read, not stored
+    wire["compile_s"] = -1.0
+    with pytest.raises(DecodeError, match="`compile_s` must be a number >= 0"):
+        Compilation.from_dict(wire)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jaxinspect.base.inspection import InspectionReport
-from jaxinspect.jsonfields import js
+from jaxinspect.jsonfields import Count, js
 from jaxinspect.passes.timereport import PassTimes
 
 #: The ``pipeline`` of the first step: the module entering XLA, converted from StableHLO.
@@ -21,30 +21,34 @@ class PassStep:
     """One snapshot of the module and how it differs from the one before.
 
     Attributes:
-        index: Position in the report (0: the module entering XLA); ``--diff`` takes it.
-        pipeline: XLA's pass pipeline (``simplification``...), or ``input``/``output``.
-        name: The pass that just ran; ``pipeline-start`` where a pipeline begins (a change
-            there was made between pipelines, e.g. by the scheduler).
-        changed: The module text differs from the previous snapshot's.
+        index: Position in ``passes[]`` (0: the module entering XLA); ``--diff INDEX`` prints
+            this step's diff.
+        pipeline: XLA's pass pipeline (``simplification``...); ``input`` for the module
+            entering XLA, ``output`` for the optimized module.
+        name: The pass that just ran; ``pipeline-start`` at a pipeline's start (a change
+            there was made between pipelines, e.g. by the scheduler); ``stablehlo-to-hlo`` and
+            ``after-optimizations`` for the first and last entries.
+        changed: The module text differs from the previous entry's.
         ops_before: Instructions before the step (all computations, fused ones included; for
-            the first step, StableHLO operations); ``None`` when a text did not parse.
+            the first step, StableHLO operations); null when a text did not parse.
         ops_after: Instructions after the step, likewise.
-        lines_added: Lines of the unified diff from the previous snapshot marked ``+``.
-        lines_removed: Lines marked ``-``.
-        xla_sequence: XLA's number for the snapshot (``module_N.name.SEQUENCE.*.txt``);
-            ``None`` for the first and last steps.
+        lines_added: Lines marked ``+`` in the unified diff from the previous entry.
+        lines_removed: Lines marked ``-`` in that diff.
+        xla_sequence: XLA's snapshot number in the dump's file name
+            (``module_N.NAME.SEQUENCE.PIPELINE.after_PASS...``); null for the first and last
+            entries.
         text: The module after the step, as XLA printed it.
     """
 
-    index: int
+    index: Count
     pipeline: str
     name: str
     changed: bool
-    ops_before: int | None
-    ops_after: int | None
-    lines_added: int
-    lines_removed: int
-    xla_sequence: int | None
+    ops_before: Count | None
+    ops_after: Count | None
+    lines_added: Count
+    lines_removed: Count
+    xla_sequence: Count | None
     text: str = field(repr=False, compare=False, metadata=js(omit=True))
 
     @property
@@ -58,22 +62,22 @@ class PassTotals:
     """The whole pipeline at a glance.
 
     Attributes:
-        steps: Snapshots in the report, first and last included.
-        changed: Of which changed the module.
+        steps: Entries in ``passes[]``, first and last included.
+        changed: Entries that changed the module.
         stablehlo_ops: Operations of the StableHLO module JAX handed to XLA.
         ops_entering: Instructions of the module entering XLA.
         ops_scheduled: Instructions of the scheduled module XLA compiled.
-        lines_added: ``+`` lines over XLA's passes (entering XLA -> scheduled).
-        lines_removed: ``-`` lines over XLA's passes.
+        lines_added: Lines added over XLA's passes (``passes[1:]``: entering XLA -> scheduled).
+        lines_removed: Lines removed over XLA's passes (``passes[1:]``).
     """
 
-    steps: int
-    changed: int
-    stablehlo_ops: int | None
-    ops_entering: int | None
-    ops_scheduled: int | None
-    lines_added: int
-    lines_removed: int
+    steps: Count
+    changed: Count
+    stablehlo_ops: Count | None
+    ops_entering: Count | None
+    ops_scheduled: Count | None
+    lines_added: Count
+    lines_removed: Count
 
 
 @dataclass(frozen=True, slots=True)

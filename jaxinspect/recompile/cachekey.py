@@ -42,12 +42,20 @@ class CacheKey:
     structure: str
 
 
+#: What part of a cache key a :class:`KeyChange` is about: a leaf's ``shape``, ``dtype``,
+#: ``weak_type`` or ``sharding``, a ``static`` argument, an ``argument`` present on one side
+#: only, or the pytree ``structure``.
+KEY_COMPONENTS = ("shape", "dtype", "weak_type", "sharding", "static", "argument", "structure")
+
+
 @dataclass(frozen=True, slots=True)
 class KeyChange:
     """One component that differs: ``x: shape 128×784 → 64×784``."""
 
     path: str
-    component: str  # shape, dtype, weak_type, sharding, static, argument, structure
+    #: What differs: a leaf's shape, dtype, weak_type or sharding, a static argument, an
+    #: argument on one side only, or the pytree structure.
+    component: str = field(metadata=js(schema={"enum": list(KEY_COMPONENTS)}))
     before: str
     after: str
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
+from jaxinspect.jsonfields import Count, Minimum, decode, encode_object, js
 from jaxinspect.recompile.cachekey import KeyChange
 
 SCHEMA_VERSION = 1
@@ -24,16 +25,18 @@ class Compilation:
     Attributes:
         function: The function's name as JAX reports it (``step``; ``broadcast_in_dim`` for
             the jit of an eager ``jnp`` operation).
-        defined_at: ``file:line`` of its definition, where JAX's cache-miss explanation gave it.
-        call_site: ``file:line (function)`` of the user's frame that made the call, or None
-            when no user frame was on the stack.
-        trace_s: Tracing time, or None when the jaxpr came from JAX's tracing cache.
-        lower_s: Lowering time, or None when the lowering was cached.
-        compile_s: XLA compile (or persistent-cache load) time.
-        persistent_cache: ``hit``, ``miss``, or None when the persistent cache was not asked.
+        defined_at: ``file:line`` of its definition, where JAX's cache-miss explanation gave it;
+            null for JAX's own jits (eager ``jnp`` operations).
+        call_site: ``file:line (function)`` of the user's frame that made the call; null when
+            no user frame was on the stack.
+        trace_s: Tracing seconds; null when the jaxpr came from JAX's tracing cache.
+        lower_s: Lowering seconds; null when the lowering was cached.
+        compile_s: XLA compile (or persistent-cache load) seconds.
+        persistent_cache: ``hit`` or ``miss``; null when the persistent cache was not asked.
         recompile: A function defined in the user's code (``defined_at`` known) that
             compiled earlier in the run; JAX's own jits are counted, never recompilations.
-        changes: The cache-key components that differ from its nearest earlier key.
+        changes: The cache-key components that differ from the nearest earlier key of the
+            same function (fewest differences, latest on a tie).
         explanation: JAX's own explanation where it gave one but the key could not be read.
     """
 
@@ -42,8 +45,8 @@ class Compilation:
     call_site: str | None
     trace_s: float | None
     lower_s: float | None
-    compile_s: float
-    persistent_cache: str | None
+    compile_s: Annotated[float, Minimum(0)]
+    persistent_cache: str | None = field(metadata=js(schema={"enum": ["hit", "miss", None]}))
     recompile: bool
     changes: tuple[KeyChange, ...]
     explanation: str | None
@@ -55,46 +58,12 @@ class Compilation:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this compilation (also the child's wire format)."""
-        return {
-            "function": self.function,
-            "defined_at": self.defined_at,
-            "call_site": self.call_site,
-            "trace_s": self.trace_s,
-            "lower_s": self.lower_s,
-            "compile_s": self.compile_s,
-            "persistent_cache": self.persistent_cache,
-            "recompile": self.recompile,
-            "changes": [
-                {
-                    "path": c.path,
-                    "component": c.component,
-                    "before": c.before,
-                    "after": c.after,
-                    "text": str(c),
-                }
-                for c in self.changes
-            ],
-            "explanation": self.explanation,
-        }
+        return encode_object(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Compilation:
-        """The inverse of ``to_dict``."""
-        changes = tuple(
-            KeyChange(c["path"], c["component"], c["before"], c["after"]) for c in data["changes"]
-        )
-        return cls(
-            function=data["function"],
-            defined_at=data["defined_at"],
-            call_site=data["call_site"],
-            trace_s=data["trace_s"],
-            lower_s=data["lower_s"],
-            compile_s=data["compile_s"],
-            persistent_cache=data["persistent_cache"],
-            recompile=data["recompile"],
-            changes=changes,
-            explanation=data["explanation"],
-        )
+        """The inverse of ``to_dict``, checked as it reads (:func:`jsonfields.decode`)."""
+        return decode(cls, data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +71,11 @@ class FunctionSummary:
     """One function's compilations over the run."""
 
     function: str
+    #: ``file:line`` of the definition; null for JAX's own jits (eager ``jnp`` operations).
     defined_at: str | None
-    compiles: int
-    compile_s: float
-    persistent_hits: int
+    compiles: Annotated[int, Minimum(1)]
+    compile_s: Annotated[float, Minimum(0)]
+    persistent_hits: Count
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,18 +83,20 @@ class CompileLog:
     """Every compilation of a run, in order, and how the run ended.
 
     Attributes:
-        program: What ran (``train.py`` or ``-m pkg.mod``), or None for a Python block.
-        compilations: In the order they happened.
-        exit_code: The program's own exit code (130 after Ctrl-C), None for a Python block.
-        interrupted: The run ended on Ctrl-C.
-        max_compiles: The per-function limit (``--max-compiles``), or None.
+        program: What ran: the script (``train.py``) or ``-m pkg.mod``; null for a Python
+            block.
+        compilations: Every XLA compilation of the run, in the order they happened.
+        exit_code: The program's own exit code (130 after Ctrl-C); null for a Python block.
+        interrupted: The run was ended by Ctrl-C (SIGINT).
+        max_compiles: ``--max-compiles``: the most compilations allowed per function of the
+            user's, or null.
     """
 
     program: str | None
     compilations: tuple[Compilation, ...]
     exit_code: int | None = None
     interrupted: bool = False
-    max_compiles: int | None = None
+    max_compiles: Annotated[int, Minimum(0)] | None = None
 
     @property
     def functions(self) -> tuple[FunctionSummary, ...]:

@@ -65,6 +65,12 @@ def _baseline() -> type:
     return Baseline
 
 
+def _passes() -> type:
+    from jaxinspect.passes.jsondoc import PassesDocument
+
+    return PassesDocument
+
+
 def _recompile() -> type:
     from jaxinspect.recompile.report import SweepReport
 
@@ -75,6 +81,12 @@ def _bench() -> type:
     from jaxinspect.bench.jsondoc import BenchDocument
 
     return BenchDocument
+
+
+def _runlog() -> type:
+    from jaxinspect.runlog.jsondoc import RunlogDocument
+
+    return RunlogDocument
 
 
 def _diff() -> type:
@@ -105,6 +117,12 @@ def _memory() -> type:
     from jaxinspect.memory.jsondoc import MemoryDocument
 
     return MemoryDocument
+
+
+def _cases() -> type:
+    from jaxinspect.stages.casesjsondoc import CasesDocument
+
+    return CasesDocument
 
 
 def _collectives() -> Any:
@@ -141,6 +159,18 @@ DOCUMENTS = (
         ),
         root=_bench,
         consts=(("schema_version", 1), ("command", "bench")),
+    ),
+    Document(
+        file="cases.schema.json",
+        title="jaxinspect stages report over several cases",
+        description=(
+            "What `jaxinspect stages --format json` writes for a spec with several `cases:` and "
+            "no --case. Each `report` is a full stages document (stages.schema.json), or null "
+            "when the case failed; `error` then says why (the command exits with the worst "
+            "failed case's exit code)."
+        ),
+        root=_cases,
+        consts=(("schema_version", 1),),
     ),
     Document(
         file="collectives.defs.json",
@@ -180,6 +210,22 @@ DOCUMENTS = (
         consts=(("schema_version", 1), ("command", "memory")),
     ),
     Document(
+        file="passes.schema.json",
+        title="jaxinspect passes report",
+        description=(
+            "The document `jaxinspect passes --format json` writes to stdout: one compilation's "
+            "module at every step from StableHLO to the scheduled module XLA compiled, read off "
+            "XLA's pass-by-pass dump. passes[0] is the module entering XLA (its diff is from the "
+            "StableHLO), then one entry per snapshot XLA wrote (after each pass that changed the "
+            "module, and at each pipeline's start), and last the optimized module. Op counts are "
+            "instructions over every computation, fused computations included (StableHLO "
+            "operations for passes[0].ops_before). A null value has its reason under "
+            "`unavailable`, keyed by its dotted path. See docs/passes.md."
+        ),
+        root=_passes,
+        consts=(("schema_version", 1), ("command", "passes")),
+    ),
+    Document(
         file="recompile.schema.json",
         title="jaxinspect recompile report",
         description=(
@@ -188,6 +234,17 @@ DOCUMENTS = (
             "really did (counted with jax.monitoring events)."
         ),
         root=_recompile,
+        consts=(("schema_version", 1),),
+    ),
+    Document(
+        file="runlog.schema.json",
+        title="jaxinspect compile log",
+        description=(
+            "The document `jaxinspect run --format json` writes to stderr (or -o FILE) when the "
+            "program ends, and `jaxinspect.compile_log().to_json()` returns: every XLA "
+            "compilation the program did, in order."
+        ),
+        root=_runlog,
         consts=(("schema_version", 1),),
     ),
     Document(
@@ -330,6 +387,7 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
         out["description"] = doc
     required = [k for k in properties if k not in absent]
     out.update(required=required, additionalProperties=False, properties=properties)
+    out.update(getattr(cls, "JSON_SCHEMA", {}))  # a rule between fields, e.g. one of two null
     return out
 
 
@@ -349,7 +407,10 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     args = typing.get_args(tp)
     if tp is type(None) or tp is None:
         return {"type": "null"}
-    if origin is typing.Annotated:  # a bound beside the type
+    if origin is typing.Annotated:  # a bound beside the type, or another file's description
+        refs = [a for a in args[1:] if isinstance(a, jsonfields.SchemaRef)]
+        if refs:
+            return {"$ref": _ID + refs[0].target}
         out = _type_schema(args[0], defs)
         for bound in args[1:]:
             if isinstance(bound, jsonfields.Minimum):
@@ -424,8 +485,9 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 #: ``    name: text`` (or ``    a, b: text``) in a docstring's ``Attributes:`` section.
 _ATTRIBUTE = re.compile(r"^    (\w+(?:, \w+)*): (.*)$")
-#: A field line of a class body, with its inline comment if any.
-_FIELD = re.compile(r"^    (\w+): [^#]*?(?:#\s*(.*))?$")
+#: A field line of a class body, with its inline comment if any (two spaces before ``#``, as
+#: formatted: a ``#`` inside the annotation, ``SchemaRef("f.json#/properties/x")``, is not one).
+_FIELD = re.compile(r"^    (\w+): .*?(?:  #\s*(.*))?$")
 
 
 def _field_notes(cls: type) -> dict[str, str]:

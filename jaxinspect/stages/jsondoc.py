@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, cast
 
 from jaxinspect.base.inspection import (
@@ -27,20 +27,6 @@ from jaxinspect.xla.collectivemodel import Collective
 #: paths or meanings (a test checks that they agree).
 SCHEMA = "stages.schema.json"
 SCHEMA_VERSION = 2
-
-#: Top-level keys that say what ran where: the fields of :class:`RunFacts`.
-RUN_KEYS = (
-    "target",
-    "function",
-    "composition",
-    "backend",
-    "devices",
-    "mesh",
-    "jax_version",
-    "jaxlib_version",
-    "x64",
-    "args",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +146,10 @@ class RunFacts:
         )
 
 
+#: Top-level keys that say what ran where: the fields of :class:`RunFacts`.
+RUN_KEYS = tuple(f.name for f in fields(RunFacts))
+
+
 @dataclass(frozen=True, slots=True)
 class Communication:
     """The program's collectives and what each device moves in them."""
@@ -232,8 +222,3 @@ def render_json(report: InspectionReport) -> str:
 def stages_to_dict(report: InspectionReport) -> dict[str, Any]:
     """The report as the JSON document described by ``schemas/stages.schema.json``."""
     return {"schema_version": SCHEMA_VERSION, **encode_object(StagesDocument.of(report))}
-
-
-def run_keys(stages: dict[str, Any], extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``RUN_KEYS`` (and ``extra``) of a stages document, for another report of the same run."""
-    return {k: stages[k] for k in (*RUN_KEYS, *extra) if k in stages}
