@@ -54,9 +54,11 @@ def cache_entries(folder: str) -> int:
 
 def backend_platforms() -> list[str]:
     """Platforms JAX can use in this process, sorted (initializes the backends)."""
-    from jax.extend import backend
+    # jax.extend.backend.backends is this function; importing any jax.extend module runs
+    # jax/extend/__init__.py, which imports Pallas (about 50 ms of every command's start).
+    from jax._src import xla_bridge
 
-    return sorted(backend.backends())
+    return sorted(xla_bridge.backends())
 
 
 @contextmanager
@@ -88,7 +90,7 @@ _CACHE_LOCK = threading.Lock()
 
 def exclude_source_path(path: str) -> None:
     """Never write frames under ``path`` (a folder ending in ``/`` or a file) as source lines."""
-    from jax.extend import source_info_util
+    from jax._src import source_info_util  # re-exported by jax.extend (see backend_platforms)
 
     source_info_util.register_exclusion(path)
 

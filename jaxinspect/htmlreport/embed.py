@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
-
 
 def embedded_json(value: object, *, compact: bool = False) -> str:
     """``value`` as JSON to embed in a ``<script>`` element, with no ``<``, ``>`` or ``&``.
@@ -15,4 +13,7 @@ def embedded_json(value: object, *, compact: bool = False) -> str:
     swallowed as data; JSON's ``\\u003c`` escapes read back as the same strings.
     """
     separators = (",", ":") if compact else None
-    return json.dumps(value, sort_keys=True, separators=separators).translate(_SCRIPT_SAFE)
+    text = json.dumps(value, sort_keys=True, separators=separators)
+    # Three replaces, not str.translate: with a character mapped to several, translate looks
+    # every character up in its table (0.5 s on 3.8 MB of JSON, the replaces 0.03 s).
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -5,13 +5,16 @@ from __future__ import annotations
 from html import escape
 
 from jaxinspect.htmlreport.tables import Cell, sortable_table
-from jaxinspect.passes.timeconsole import summary_lines
 from jaxinspect.passes.timereport import PassTimes
 from jaxinspect.renderers.units import format_seconds
 
 
 def pass_times_section(times: PassTimes, reasons: tuple[tuple[str, str], ...]) -> str:
     """The rows in tree order (indented by depth), and the lines ``passes --time`` prints."""
+    # Imported here: passes/timeconsole.py brings rich (console renderers), which a report
+    # without --passes-time otherwise never imports.
+    from jaxinspect.passes.timeconsole import summary_lines
+
     why = dict(reasons)
     lines = "".join(f"<li>{escape(line)}</li>" for line in summary_lines(times, why.get))
     note = (

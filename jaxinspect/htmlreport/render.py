@@ -33,6 +33,14 @@ _ASSETS = Path(__file__).with_name("assets")
 
 def render_html(data: ReportData) -> str:
     """The report page."""
+    from jaxinspect.pipeline.timing.quiet import frozen_heap
+
+    # The report's data and all of jax set aside: a collection walks the page's own strings.
+    with frozen_heap():
+        return _page(data)
+
+
+def _page(data: ReportData) -> str:
     src = data.source
     sections = [
         ("summary", "Summary", _summary(data)),
