@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from jaxinspect.renderers.units import format_bytes, format_count
 
 if TYPE_CHECKING:
     from jaxinspect.snapshot.diffreport import MetricChange, SnapshotDiff, TextChange
-    from jaxinspect.snapshot.thresholds import Verdict
 
 _BYTES = ("bytes_accessed", "argument_bytes", "output_bytes", "temp_bytes", "alias_bytes")
 _BYTE_METRICS = (*_BYTES, "peak_bytes", "generated_code_bytes", "collective_bytes")
@@ -96,6 +95,22 @@ def _range(start: int, length: int) -> str:
     return str(start) if length == 1 else f"{start},{length}"
 
 
+class VerdictLines(Protocol):
+    """What the summary shows of a ``thresholds.Verdict`` (which imports this module)."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether any rule tripped."""
+
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The rules that tripped."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The rules that could not be evaluated, and why."""
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryLine:
     """One line of a diff's summary, and the rich style a terminal shows it in."""
@@ -116,7 +131,7 @@ class SummaryTable:
 
 
 def diff_summary_blocks(
-    diff: SnapshotDiff, verdict: Verdict | None
+    diff: SnapshotDiff, verdict: VerdictLines | None
 ) -> list[SummaryLine | SummaryTable]:
     """What a diff's console summary shows, in order: the toolchain note, the verdict, the
     op changes, the metric deltas and each stage's text line counts.
