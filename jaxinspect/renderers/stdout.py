@@ -18,3 +18,33 @@ def stdout_console() -> Any:
 
     width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else PIPED_WIDTH
     return Console(soft_wrap=False, width=width)
+
+
+#: Variables that make rich write escape codes to a pipe, or size its console otherwise.
+_RICH_ENVIRONMENT = (
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "COLUMNS",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+)
+
+
+def plain_stdout_width() -> int | None:
+    """The width ``stdout_console`` lays out at where it writes plain text, else ``None``.
+
+    Plain text: stdout is no terminal, nothing in the environment tells rich otherwise, and
+    its encoding is UTF-8 (rich draws table rules in ASCII elsewhere). There a renderer may
+    write what rich would without importing rich (``snapshot.plainsummary``).
+    """
+    if sys.platform == "win32" or any(name in os.environ for name in _RICH_ENVIRONMENT):
+        return None
+    stdout = sys.stdout
+    try:
+        if stdout.isatty():
+            return None
+    except (AttributeError, ValueError):  # no stdout, or a closed one: let rich decide
+        return None
+    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower()
+    return PIPED_WIDTH if encoding.startswith("utf") else None

@@ -9,9 +9,8 @@ from rich.text import Text
 
 from jaxinspect.renderers.fit import Col, FitTable
 from jaxinspect.snapshot.text import (
-    format_delta,
-    format_metric,
-    text_change_line,
+    SummaryLine,
+    diff_summary_blocks,
     toolchain_line,
 )
 
@@ -33,37 +32,20 @@ _STATUS_STYLE = {
 def render_diff_summary(diff: SnapshotDiff, verdict: Verdict | None) -> RenderableType:
     """Toolchain note first, then the verdict, op changes, metric deltas and text line counts."""
     parts: list[RenderableType] = []
-    note = toolchain_line(diff)
-    if note:
-        parts.append(Text(note, style="bold magenta"))
-    parts.append(_verdict_text(diff, verdict))
-    if diff.op_changes:
-        ops = FitTable(
+    for block in diff_summary_blocks(diff, verdict):
+        if isinstance(block, SummaryLine):
+            parts.append(Text(block.text, style=block.style))
+            continue
+        table = FitTable(
             [
-                Col("stage"),
-                Col("op"),
-                *(Col(c, justify="right") for c in ("before", "after", "Δ")),
+                *(Col(h) for h in block.headers[: block.left]),
+                *(Col(h, justify="right") for h in block.headers[block.left :]),
             ],
-            title="Ops",
+            title=block.title,
         )
-        for c in diff.op_changes:
-            ops.add_row(c.stage, c.op, str(c.before), str(c.after), f"{c.after - c.before:+d}")
-        parts.append(ops)
-    if diff.changed_metrics:
-        metrics = FitTable(
-            [Col("metric"), *(Col(c, justify="right") for c in ("before", "after", "Δ"))],
-            title="Metrics",
-        )
-        for m in diff.changed_metrics:
-            metrics.add_row(
-                m.name,
-                format_metric(m.name, m.before),
-                format_metric(m.name, m.after),
-                format_delta(m),
-            )
-        parts.append(metrics)
-    for change in diff.texts:
-        parts.append(Text(text_change_line(change)))
+        for row in block.rows:
+            table.add_row(*row)
+        parts.append(table)
     return Group(*parts)
 
 
@@ -85,19 +67,6 @@ def render_check(report: CheckReport) -> RenderableType:
             parts.append(Text(f"\n{r.name}", style="bold"))
             parts.append(render_diff_summary(r.diff, r.verdict))
     return Group(*parts)
-
-
-def _verdict_text(diff: SnapshotDiff, verdict: Verdict | None) -> RenderableType:
-    if diff.identical:
-        return Text("identical", style="green")
-    lines = [Text("different", style="yellow bold")]
-    if verdict is not None:
-        if verdict.failed:
-            lines += [Text(f"  fails {t}", style="red") for t in verdict.tripped]
-        else:
-            lines.append(Text("  within the --fail-on thresholds", style="green"))
-        lines += [Text(f"  note: {n}") for n in verdict.notes]
-    return Group(*lines)
 
 
 def _details(result: TargetResult) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from jaxinspect.renderers.units import format_bytes, format_count
 
@@ -92,3 +93,82 @@ def _range(start: int, length: int) -> str:
     if length == 0:
         return f"{start - 1},0"
     return str(start) if length == 1 else f"{start},{length}"
+
+
+class VerdictLines(Protocol):
+    """What the summary shows of a ``thresholds.Verdict`` (which imports this module)."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether any rule tripped."""
+
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The rules that tripped."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The rules that could not be evaluated, and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryLine:
+    """One line of a diff's summary, and the rich style a terminal shows it in."""
+
+    text: str
+    style: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryTable:
+    """A titled table of a diff's summary: the first ``left`` columns left-justified, the
+    rest (numbers) right-justified."""
+
+    title: str
+    headers: tuple[str, ...]
+    left: int
+    rows: tuple[tuple[str, ...], ...]
+
+
+def diff_summary_blocks(
+    diff: SnapshotDiff, verdict: VerdictLines | None
+) -> list[SummaryLine | SummaryTable]:
+    """What a diff's console summary shows, in order: the toolchain note, the verdict, the
+    op changes, the metric deltas and each stage's text line counts.
+
+    The one layout for both console renderers: rich's (``snapshot.console``) and the plain
+    one that a piped ``diff`` prints without importing rich (``snapshot.plainsummary``).
+    """
+    blocks: list[SummaryLine | SummaryTable] = []
+    note = toolchain_line(diff)
+    if note:
+        blocks.append(SummaryLine(note, "bold magenta"))
+    if diff.identical:
+        blocks.append(SummaryLine("identical", "green"))
+    else:
+        blocks.append(SummaryLine("different", "yellow bold"))
+        if verdict is not None:
+            if verdict.failed:
+                blocks += [SummaryLine(f"  fails {t}", "red") for t in verdict.tripped]
+            else:
+                blocks.append(SummaryLine("  within the --fail-on thresholds", "green"))
+            blocks += [SummaryLine(f"  note: {n}") for n in verdict.notes]
+    if diff.op_changes:
+        ops = tuple(
+            (c.stage, c.op, str(c.before), str(c.after), f"{c.after - c.before:+d}")
+            for c in diff.op_changes
+        )
+        blocks.append(SummaryTable("Ops", ("stage", "op", "before", "after", "Δ"), 2, ops))
+    if diff.changed_metrics:
+        metrics = tuple(
+            (
+                m.name,
+                format_metric(m.name, m.before),
+                format_metric(m.name, m.after),
+                format_delta(m),
+            )
+            for m in diff.changed_metrics
+        )
+        blocks.append(SummaryTable("Metrics", ("metric", "before", "after", "Δ"), 1, metrics))
+    blocks += [SummaryLine(text_change_line(change)) for change in diff.texts]
+    return blocks

@@ -9,6 +9,7 @@ which owns every message about usage. Tests keep the option table below equal to
 command's parameters and both paths' output identical.
 """
 
+import gc
 import importlib
 import os
 import sys
@@ -146,7 +147,21 @@ def _value(field: str, text: str) -> object:
 
 def run_diff(args: DiffArgs) -> None:
     """Compare two snapshots and print the report; ``SystemExit(1)`` if they differ."""
-    run_command(lambda: _compare(args), args.debug)
+    run_command(lambda: _compare_without_gc(args), args.debug)
+
+
+def _compare_without_gc(args: DiffArgs) -> Outcome:
+    # The cyclic collector is paused for the comparison: it makes few cycles, but it builds
+    # tens of thousands of small objects (lines parsed by the structural pass), each batch of
+    # which started a collection that walked everything alive, a third of the structural
+    # pass's time. Restored after, for callers in a longer-lived process (tests, the API).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compare(args)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _compare(args: DiffArgs) -> Outcome:
@@ -172,11 +187,15 @@ def _compare(args: DiffArgs) -> Outcome:
 
 
 def renderer_module(output_format: OutputFormat) -> object:
-    """The module that renders a diff or check report in ``output_format`` (imported)."""
+    """The module that renders a diff report in ``output_format`` (imported)."""
+    from jaxinspect.renderers.stdout import plain_stdout_width
+
     name = {
         OutputFormat.JSON: "snapshot.jsondoc",
         OutputFormat.MARKDOWN: "snapshot.markdown",
-        OutputFormat.TABLE: "snapshot.console",
+        OutputFormat.TABLE: "snapshot.console"
+        if plain_stdout_width() is None
+        else "snapshot.plainsummary",
     }[output_format]
     return importlib.import_module(f"jaxinspect.{name}")
 
@@ -195,6 +214,19 @@ def _print_diff(
         title = f"{result.a_label} → {result.b_label}"
         sys.stdout.write(render_diff_markdown(result, verdict, title))
         return
+    from jaxinspect.renderers.stdout import plain_stdout_width
+
+    # On a pipe rich would only lay the summary out: done here as rich would, without it.
+    width = plain_stdout_width()
+    if width is not None:
+        from jaxinspect.snapshot.plainsummary import plain_diff_summary
+
+        plain = plain_diff_summary(result, verdict, width)
+        if plain is not None:
+            sys.stdout.write(plain)
+            if text:  # colourless unless asked for: stdout is no terminal
+                _write_diffs([result], color is ColorMode.ALWAYS)
+            return
     from jaxinspect.renderers.stdout import stdout_console
     from jaxinspect.snapshot.console import render_diff_summary
 
@@ -206,12 +238,16 @@ def _print_diff(
 
 def write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode) -> None:
     """Unified diffs written straight to stdout: rich would be slow on 100k-line diffs."""
-    from jaxinspect.snapshot.text import colour_diff_line, text_diff_lines
-
     coloured = color is ColorMode.ALWAYS or (
         color is ColorMode.AUTO and console.is_terminal and "NO_COLOR" not in os.environ
     )
     console.file.flush()
+    _write_diffs(diffs, coloured)
+
+
+def _write_diffs(diffs: "list[SnapshotDiff]", coloured: bool) -> None:
+    from jaxinspect.snapshot.text import colour_diff_line, text_diff_lines
+
     write = sys.stdout.write
     for diff in diffs:
         for change in diff.texts:
