@@ -88,7 +88,10 @@ _CACHE_LOCK = threading.Lock()
 
 def exclude_source_path(path: str) -> None:
     """Never write frames under ``path`` (a folder ending in ``/`` or a file) as source lines."""
-    from jax.extend import source_info_util
+    # ``jax.extend.source_info_util`` re-exports this function, but importing it runs
+    # ``jax.extend``'s ``__init__``, which imports all of ``jax.extend`` (Pallas among it):
+    # 40 ms of every command's start for one function.
+    from jax._src import source_info_util
 
     source_info_util.register_exclusion(path)
 
