@@ -56,10 +56,7 @@ class HloInstr:
         """(role, computation) pairs: ``calls``, ``body``, ``condition``, ``to_apply``..."""
         called = self._called
         if called is None:
-            out: list[tuple[str, str]] = []
-            for role, value in CALLED.findall(self.attributes):
-                out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
-            called = tuple(out)
+            called = called_in(self.attributes)
             object.__setattr__(self, "_called", called)
         return called
 
@@ -130,6 +127,15 @@ class HloInstr:
         """The target of a ``custom-call`` (a LAPACK routine, a callback...)."""
         match = _TARGET.search(self.attributes)
         return None if match is None else match.group(1)
+
+
+def called_in(text: str) -> tuple[tuple[str, str], ...]:
+    """(role, computation) pairs of every computation ``text`` calls, in printed order:
+    one instruction's attributes, or a computation's lines (metadata stripped)."""
+    out: list[tuple[str, str]] = []
+    for role, value in CALLED.findall(text):
+        out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
