@@ -11,6 +11,8 @@ import sys
 import textwrap
 import time
 import weakref
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import jax
@@ -25,7 +27,7 @@ from jaxinspect.pipeline import execute
 from jaxinspect.pipeline.stages import run_pipeline
 from jaxinspect.pipeline.timing import calls
 from jaxinspect.pipeline.timing.calls import CallCount, CallInputs, SeriesProgress, time_series
-from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.pipeline.timing.quiet import frozen_heap, paused_gc, quiet_gc
 
 # A target whose every execution records whether the collector was on, and can be slowed.
 RECORDING = """
@@ -63,11 +65,29 @@ def test_quiet_gc_collects_first_and_pauses_the_collector() -> None:
         assert alive() is None  # collected before the interval
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_paused_gc_collects_nothing_and_restores_the_collector() -> None:
+    garbage = _Cycle()
+    alive = weakref.ref(garbage)
+    del garbage
+    with paused_gc():
+        assert not gc.isenabled()
+        assert alive() is not None  # no collection on entering, unlike quiet_gc
+    assert gc.isenabled()
+    gc.collect()
+    assert alive() is None
+
+
+@pytest.mark.parametrize("block", [quiet_gc, paused_gc])
+def test_a_collector_the_host_paused_stays_paused(
+    block: Callable[[], AbstractContextManager[None]],
+) -> None:
     gc.disable()
     try:
-        with quiet_gc():
+        with block():
             pass
-        assert not gc.isenabled()  # a collector the host had paused stays paused
+        assert not gc.isenabled()
     finally:
         gc.enable()
 

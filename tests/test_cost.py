@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import pytest
 
 from conftest import sample
+from jaxinspect import jaxapi
 from jaxinspect.base.inspection import InspectionReport
 from jaxinspect.cost.costbuild import build_cost_report
 from jaxinspect.inputs.spec import load_spec
@@ -269,6 +270,28 @@ def test_instruction_parser_handles_tuples_comments_and_literals():
     assert constant.op_name == "x"
     with pytest.raises(ValueError, match="not an HLO instruction"):
         parse_instruction("FileNames")
+
+
+def test_one_match_parse_agrees_with_the_general_walk():
+    # A leading comment sends a line down the general walk (it is removed before matching),
+    # so each line is parsed both ways: every field must agree.
+    _, _, compiled = inspected("transformer")
+    text = jaxapi.compiled_module_text(compiled, "the test")
+    lines = [line for line in text.splitlines() if " = " in line and line.startswith("  ")]
+    lines += [
+        "  %p = f32[8]{0:T(8)} parameter(0)",  # a parenthesis in the layout
+        "  %g = f32[2]{0} get-tuple-element((f32[2]{0}, s32[]) %t), index=0",
+        "  %a = f32[2]{0} add(f32[2]{0} %x, f32[2]{0} %y)",  # operands printed with shapes
+        "  %e = () tuple()",
+        "  ROOT %c = s32[] constant(3)",
+    ]
+    fields = ("name", "opcode", "shape", "operands", "attributes", "literal", "is_root", "text")
+    for line in lines:
+        one, general = parse_instruction(line), parse_instruction("/**/" + line)
+        assert [getattr(one, f) for f in fields] == [getattr(general, f) for f in fields], line
+    assert parse_instruction(lines[-2]).shape == "()"
+    assert parse_instruction(lines[-3]).operands == ("x", "y")
+    assert parse_instruction(lines[-4]).operands == ("t",)
 
 
 def test_sample_formulas_are_written_beside_each_sample():

@@ -74,7 +74,9 @@ class OpCost:
     @property
     def total(self) -> XlaCost | None:
         """Cost over the whole program run (``per_run`` x ``runs``)."""
-        return None if self.per_run is None else self.per_run.scaled(self.runs)
+        if self.per_run is None or self.runs == 1:  # most ops run once: no new object
+            return self.per_run
+        return self.per_run.scaled(self.runs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +152,15 @@ class ProgramCost:
 
 
 def _sum(costs: Any) -> XlaCost:
-    total = XlaCost()
+    # Three running sums in the order ``XlaCost.plus`` would add them (the same figures),
+    # without an object per op.
+    flops = transcendentals = bytes_accessed = 0.0
     for cost in costs:
         if cost is not None:
-            total = total.plus(cost)
-    return total
+            flops += cost.flops
+            transcendentals += cost.transcendentals
+            bytes_accessed += cost.bytes_accessed
+    return XlaCost(flops, transcendentals, bytes_accessed)
 
 
 def analyse_module(

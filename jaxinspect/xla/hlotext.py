@@ -25,6 +25,11 @@ _FUSION_KIND = re.compile(r"\bkind=(k\w+)")
 _LITERAL_OPERANDS = frozenset({"constant", "parameter"})
 _TARGET = re.compile(r'custom_call_target="([^"]*)"')
 _CLOSING = {"(": ")", "{": "}", "[": "]"}
+#: An instruction whose shape is one array (no space, no parenthesis) and whose parentheses
+#: hold no bracket or string: ROOT, name, shape, opcode, what the parentheses hold, the rest.
+_SIMPLE = re.compile(r"\s+(ROOT )?%?([\w.\-]+) = ([^\s(]+) ([a-z][\w\-]*)\(([^(){}\[\]\"]*)\)(.*)")
+#: Operands printed as names alone: ``%a, %b.1``.
+_PLAIN_OPERANDS = re.compile(r"%[\w.\-]+(?:, %[\w.\-]+)*")
 #: A character that the bracket walks below act on: without one, a split is a plain split.
 _NESTING = re.compile(r'[(){}\[\]"]')
 _SPECIAL = re.compile(r'[(){}\[\]",\\]')
@@ -56,10 +61,7 @@ class HloInstr:
         """(role, computation) pairs: ``calls``, ``body``, ``condition``, ``to_apply``..."""
         called = self._called
         if called is None:
-            out: list[tuple[str, str]] = []
-            for role, value in CALLED.findall(self.attributes):
-                out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
-            called = tuple(out)
+            called = called_in(self.attributes)
             object.__setattr__(self, "_called", called)
         return called
 
@@ -130,6 +132,15 @@ class HloInstr:
         """The target of a ``custom-call`` (a LAPACK routine, a callback...)."""
         match = _TARGET.search(self.attributes)
         return None if match is None else match.group(1)
+
+
+def called_in(text: str) -> tuple[tuple[str, str], ...]:
+    """(role, computation) pairs of every computation ``text`` calls, in printed order:
+    one instruction's attributes, or a computation's lines (metadata stripped)."""
+    out: list[tuple[str, str]] = []
+    for role, value in CALLED.findall(text):
+        out += [(role, n) for n in _NAME.findall(value.strip("{}"))]
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +275,18 @@ def parse_instruction(line: str) -> HloInstr:
     Raises:
         ValueError: The line is not an instruction.
     """
+    # Most lines (an array shape, operands that are plain names) in one match; the others,
+    # and anything this match is not sure of, take the general walk below.
+    fast = None if "/*" in line else _SIMPLE.match(line)
+    if fast is not None:
+        root, name, shape, opcode, inside, attributes = fast.groups()
+        if opcode in _LITERAL_OPERANDS:
+            return HloInstr(name, opcode, shape, (), attributes, inside, bool(root), line.strip())
+        if not inside:
+            return HloInstr(name, opcode, shape, (), attributes, "", bool(root), line.strip())
+        if _PLAIN_OPERANDS.fullmatch(inside):
+            names = tuple(part[1:] for part in inside.split(", "))
+            return HloInstr(name, opcode, shape, names, attributes, "", bool(root), line.strip())
     clean = _COMMENT.sub("", line) if "/*" in line else line
     match = _INSTRUCTION.match(clean)
     if match is None:

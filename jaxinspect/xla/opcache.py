@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText
+from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, called_in
 from jaxinspect.xla.xlacost import (
     SENTINEL,
     UncostedError,
@@ -129,12 +129,12 @@ class OpCostCache:
         known = self._computation_ids.get(name)
         if known is not None:
             return known
-        comp = self.hlo.computation(name)
+        body = strip_metadata(self.hlo.computation(name).text.partition("\n")[2])
         # Callees in order of their names' first appearance in the text, which is the order
-        # ``canonical_names`` numbers them in.
-        calls = tuple(self._structure(n) for i in comp.instructions for _, n in i.called)
-        body = comp.text.partition("\n")[2]
-        shape = (canonical_names(strip_metadata(body)), calls)
+        # ``canonical_names`` numbers them in; read off the text in one search rather than
+        # instruction by instruction (most of a fused computation's lines call nothing).
+        calls = tuple(self._structure(n) for _, n in called_in(body))
+        shape = (canonical_names(body), calls)
         found = self._structures.setdefault(shape, len(self._structures))
         self._computation_ids[name] = found
         return found

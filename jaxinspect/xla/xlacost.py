@@ -16,7 +16,8 @@ from jaxinspect.xla.hlotext import HloComputation, HloInstr, HloText, join_attri
 # Ordering constraints change no instruction's cost.
 _FOREIGN_ATTRIBUTES = frozenset({"control-predecessors"})
 # Metadata points into frame tables the wrapped module does not carry; XLA would warn.
-_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+# (Runs of plain characters matched at once, not one alternation per character.)
+_METADATA = re.compile(r', metadata=\{[^{}"]*(?:"(?:[^"\\]|\\.)*"[^{}"]*)*\}')
 
 #: Keys of XLA's cost dict that jaxinspect reports per op.
 FLOPS, TRANSCENDENTALS, BYTES = "flops", "transcendentals", "bytes accessed"

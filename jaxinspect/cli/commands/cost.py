@@ -103,6 +103,7 @@ def cost(
 ) -> None:
     """Per-op, per-line and loop-aware cost of TARGET's optimized HLO, with a roofline model."""
     from jaxinspect.pipeline.timing.deadline import run_deadline
+    from jaxinspect.pipeline.timing.quiet import paused_gc
 
     with run_deadline(timeout, hint=_TIMEOUT_HINT):
         # Every mistake in the options is found before anything is compiled or measured.
@@ -129,16 +130,17 @@ def cost(
             runs,
             assume,
         )
-        if output_format is OutputFormat.JSON:
-            from jaxinspect.cost.jsondoc import render_cost_json
+        with paused_gc():  # thousands of rows, no cycles (see _analyse)
+            if output_format is OutputFormat.JSON:
+                from jaxinspect.cost.jsondoc import render_cost_json
 
-            sys.stdout.write(render_cost_json(report))
-        else:
-            from jaxinspect.cost.console import render_cost
-            from jaxinspect.renderers.stdout import stdout_console
+                sys.stdout.write(render_cost_json(report))
+            else:
+                from jaxinspect.cost.console import render_cost
+                from jaxinspect.renderers.stdout import stdout_console
 
-            rows = {} if top is None else {"top": top or None, "detail_top": top or None}
-            stdout_console().print(render_cost(report, by=by.value, **rows))
+                rows = {} if top is None else {"top": top or None, "detail_top": top or None}
+                stdout_console().print(render_cost(report, by=by.value, **rows))
 
 
 _TIMEOUT_HINT = "Raise --timeout, or measure fewer runs with --measure-runs N."
@@ -173,7 +175,7 @@ def _analyse(
     from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.inputs.target import load_target
-    from jaxinspect.pipeline.timing.quiet import frozen_heap
+    from jaxinspect.pipeline.timing.quiet import frozen_heap, paused_gc
     from jaxinspect.stages.runner import InspectOptions, run_inspection
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
@@ -184,11 +186,15 @@ def _analyse(
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         source, artifacts = run_inspection(loaded, spec, options)
         measure_runs, measure = runs
-        with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+        # Collections would walk the analysis' objects, not all of jax's again (the frozen
+        # heap), and none runs during the analysis and the report built from it: their
+        # thousands of per-op objects are freed by reference counting (--measure's timed
+        # calls collect first, as always).
+        with frozen_heap(), paused_gc():
             source, program, op_times = cost_of_run(
                 source, artifacts, user, measure_runs, measure=measure, progress=_progress_line
             )
-    return build_cost_report(source, program, sort, profile, user, op_times, assume)
+            return build_cost_report(source, program, sort, profile, user, op_times, assume)
 
 
 def _assumptions(values: list[str] | None) -> "tuple[TripAssumption, ...]":
