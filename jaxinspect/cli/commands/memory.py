@@ -50,17 +50,20 @@ def memory(
         from jaxinspect.xla.profiles import find_profile
 
         profile = find_profile(device)
+    from jaxinspect.pipeline.timing.quiet import paused_gc
+
     report = _analyse(inputs.target, inputs.spec(), inputs.backend, profile, user_code)
-    if output_format is OutputFormat.JSON:
-        from jaxinspect.memory.jsondoc import render_memory_json
+    with paused_gc():  # thousands of buffers and steps, no cycles (see _analyse)
+        if output_format is OutputFormat.JSON:
+            from jaxinspect.memory.jsondoc import render_memory_json
 
-        sys.stdout.write(render_memory_json(report))
-    else:
-        from jaxinspect.memory.console import TOP_ROWS, render_memory
-        from jaxinspect.renderers.stdout import stdout_console
+            sys.stdout.write(render_memory_json(report))
+        else:
+            from jaxinspect.memory.console import TOP_ROWS, render_memory
+            from jaxinspect.renderers.stdout import stdout_console
 
-        rows = TOP_ROWS if top is None else (top or None)
-        stdout_console().print(render_memory(report, top=rows))
+            rows = TOP_ROWS if top is None else (top or None)
+            stdout_console().print(render_memory(report, top=rows))
 
 
 def _analyse(
@@ -74,7 +77,7 @@ def _analyse(
 
     from jaxinspect.inputs.target import load_target
     from jaxinspect.memory.runner import build_memory_report
-    from jaxinspect.pipeline.timing.quiet import frozen_heap
+    from jaxinspect.pipeline.timing.quiet import frozen_heap, paused_gc
     from jaxinspect.stages.dumprun import run_dumped
     from jaxinspect.stages.runner import InspectOptions
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
@@ -87,5 +90,8 @@ def _analyse(
             backend=backend, sections=("memory",), execute=False, live_peak=True
         )
         run = run_dumped(loaded, spec, options)
-    with frozen_heap():  # collections walk the analysis' objects, not all of jax's again
+    # Collections would walk the analysis' objects, not all of jax's again (the frozen heap),
+    # and none runs during it: its per-buffer and per-step objects are freed by reference
+    # counting, as cost's per-op analysis is.
+    with frozen_heap(), paused_gc():
         return build_memory_report(run.source, run.compiled, run.dumped, profile=profile, user=user)
