@@ -33,7 +33,7 @@ COST_SCHEMA = json.loads((ROOT / "jaxinspect/schemas/cost.schema.json").read_tex
 def lm_report() -> Any:
     """The report's data of ``lm_step`` on v5e:4x4, built as ``jaxinspect report`` does."""
     from jaxinspect.cli.options import PlacementOptions, load_cli_spec
-    from jaxinspect.htmlreport.data import build_report_data
+    from jaxinspect.htmlreport.data import profiled_report
     from jaxinspect.inputs.target import load_target
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
@@ -43,9 +43,9 @@ def lm_report() -> Any:
     loaded = load_target(f"{SAMPLES / 'sharded.py'}:lm_step")
     user = resolve_user_code([], loaded.source_file)
     with frames_recorded(user):
-        return build_report_data(
+        return profiled_report(
             loaded, spec, backend=None, profile=None, user=user, measure_runs=None
-        )
+        )[1]
 
 
 def render(renderable: Any, width: int) -> str:

@@ -23,7 +23,7 @@ from conftest import SAMPLES
 def flax_data() -> Any:
     """The report's data of the flax sample's train step, built as ``jaxinspect report``."""
     from jaxinspect.cli.options import PlacementOptions, load_cli_spec
-    from jaxinspect.htmlreport.data import build_report_data
+    from jaxinspect.htmlreport.data import profiled_report
     from jaxinspect.inputs.target import load_target
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
@@ -31,9 +31,9 @@ def flax_data() -> Any:
     loaded = load_target(f"{SAMPLES / 'train_flax.py'}:train_step")
     user = resolve_user_code([], loaded.source_file)
     with frames_recorded(user):
-        return build_report_data(
+        return profiled_report(
             loaded, spec, backend=None, profile=None, user=user, measure_runs=None
-        )
+        )[1]
 
 
 def _summary(data: Any, uid: str | None = None) -> str:

@@ -112,43 +112,6 @@ class ReportData:
     pass_times: PassTimes | None = None
 
 
-def build_report_data(
-    loaded: LoadedTarget,
-    spec: Spec,
-    *,
-    backend: str | None,
-    profile: DeviceProfile | None,
-    user: UserCode,
-    measure_runs: int | None,
-    passes: bool = False,
-    assume: tuple[TripAssumption, ...] = (),
-    execute: bool = True,
-    passes_time: bool = False,
-) -> ReportData:
-    """Compile ``loaded`` once with XLA's dump and gather every section.
-
-    ``passes``: XLA also dumps the module after every pass, for the passes section. Off by
-    default: at 48 transformer blocks that dump made the whole report about 45% slower
-    (XLA prints the module hundreds of times), for a section `jaxinspect passes` also gives.
-    ``passes_time``: the run is profiled, for the time by pass (the dump's writing included).
-
-    Raises:
-        SpecError, UsageError, StageError: As ``stages`` does.
-    """
-    return profiled_report(
-        loaded,
-        spec,
-        backend=backend,
-        profile=profile,
-        user=user,
-        measure_runs=measure_runs,
-        passes=passes,
-        assume=assume,
-        execute=execute,
-        passes_time=passes_time,
-    )[1]
-
-
 def profiled_report(
     loaded: LoadedTarget,
     spec: Spec,
@@ -163,8 +126,18 @@ def profiled_report(
     passes_time: bool = False,
     transforms: tuple[Transform, ...] = (),
 ) -> tuple[DumpedRun, ReportData]:
-    """``report_run``, profiled when ``passes_time``, then ``report_data_of``: the run and
-    every section read from it (``build_report_data``, the Python API's ``inspect_loaded``)."""
+    """Compile ``loaded`` once with XLA's dump (``report_run``, profiled when ``passes_time``),
+    then gather every section (``report_data_of``): the run and the report's data, for the
+    ``report`` command and the Python API's ``inspect_loaded``.
+
+    ``passes``: XLA also dumps the module after every pass, for the passes section. Off by
+    default: at 48 transformer blocks that dump made the whole report about 45% slower
+    (XLA prints the module hundreds of times), for a section `jaxinspect passes` also gives.
+    ``passes_time``: the run is profiled, for the time by pass (the dump's writing included).
+
+    Raises:
+        SpecError, UsageError, StageError: As ``stages`` does.
+    """
     from jaxinspect.passes.timing import profiled_run
 
     # The profile stops before the analyses: op times (``measure_runs``) take their own.
