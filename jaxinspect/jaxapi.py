@@ -165,20 +165,30 @@ def optimized_hlo_module(compiled: Any, needed_for: str) -> Any:
 
 
 def executable_client(compiled: Any) -> Any:
-    """The XLA client that compiled the executable (for XLA's per-module cost analysis).
+    """The XLA client whose cost analysis the per-op breakdown asks: the executable's own on
+    CPU, the CPU client for any other platform's module.
 
     Raises:
         JaxInspectError: JAX gave no executable object on this backend.
+        RuntimeError: A compile-only executable, and no CPU backend in this process.
     """
     executable = _executable(compiled, "XLA's cost analysis")
     client = getattr(executable, "client", None)
-    if client is None:
-        # A TPU executable compiled from a topology description has no client here; the
-        # CPU client runs the same HloCostAnalysis over the TPU module's instructions.
-        import jax
+    if client is not None and getattr(client, "platform", None) == "cpu":
+        return client
+    # A GPU or TPU client is a PJRT C API plugin, which does not run XLA's per-module cost
+    # analysis ("UNIMPLEMENTED: PJRT C API does not support GetHloCostAnalysis", seen on an
+    # H200 with jax 0.11.2), and an executable compiled from a topology description has no
+    # client here. The CPU client runs the same HloCostAnalysis over the module's
+    # instructions: on that H200 its totals equal the GPU's own cost_analysis().
+    import jax
 
-        client = jax.devices("cpu")[0].client
-    return client
+    try:
+        return jax.devices("cpu")[0].client
+    except RuntimeError:  # JAX_PLATFORMS without cpu: no CPU client in this process
+        if client is None:
+            raise
+        return client
 
 
 def executable_devices(compiled: Any) -> list[Any] | None:

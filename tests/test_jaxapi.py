@@ -115,6 +115,12 @@ def test_cost_analysis_of_parsed_hlo_text():
         jaxapi.parse_hlo_module("not an HLO module")
 
 
+def test_the_per_op_cost_client_of_a_cpu_executable_is_its_own():
+    compiled = jax.jit(lambda x: x * x + x).trace(F32).lower().compile()
+    client = jaxapi.executable_client(compiled)
+    assert client is compiled.runtime_executable().client and client.platform == "cpu"
+
+
 def test_compilation_cache_disabled_restores_the_old_setting():
     original = jax.config.jax_enable_compilation_cache
     try:
