@@ -433,3 +433,53 @@ def test_cublas_calls_are_flagged_not_counted_in_cost(tmp_path: Path) -> None:
     assert all("'__cublas$lt$matmul': XLA has no cost model" in r for r in flagged.values())
     assert cost["loop_aware"]["lower_bound"] is True
     assert cost["flops"] is None and "sentinel" in doc["unavailable"]["cost.flops"]
+
+
+def _real_gpu() -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.skipif(not _real_gpu(), reason="needs a GPU (run on one: --backend gpu)")
+def test_per_op_cost_on_a_real_gpu_counts_every_op(run_cli: Callable[..., Any]) -> None:
+    # The GPU client (a PJRT C API plugin) has no per-module cost analysis ("UNIMPLEMENTED:
+    # PJRT C API does not support GetHloCostAnalysis"): every op was "not counted" on a real
+    # H200 until the per-op breakdown asked the CPU client, as a --topology compile does.
+    doc = _json(
+        run_cli,
+        "cost",
+        f"{SAMPLES / 'transformer.py'}:block",
+        "-s",
+        SAMPLES / "transformer.yaml",
+        "--backend",
+        "gpu",
+    )
+    cost = doc["cost"]
+    assert doc["backend"] == "gpu" and cost["not_counted"] == []
+    assert sum(op["flops"] for op in cost["ops"]) == pytest.approx(cost["flops"])
+    assert cost["reconciliation"] is None  # the per-op sum is JAX's own figure
+
+
+@pytest.mark.skipif(not _real_gpu(), reason="needs a GPU (run on one: --backend gpu)")
+def test_measured_op_times_on_a_real_gpu_name_the_kernels_ops(run_cli: Callable[..., Any]) -> None:
+    # XLA runs the kernels in a CUDA graph: each kernel event's hlo_op is the graph's thunk
+    # (command_buffer_1); its name (gemm_fusion_dot_13) names the instruction.
+    doc = _json(
+        run_cli,
+        "cost",
+        f"{SAMPLES / 'transformer.py'}:block",
+        "-s",
+        SAMPLES / "transformer.yaml",
+        "--backend",
+        "gpu",
+        "--measure",
+    )
+    # Every fusion launches a kernel and is timed (the bitcasts launch none); the kernels
+    # are a fraction of so small a program's call, the rest is launching it.
+    ops = doc["cost"]["ops"]
+    fusions = {op["name"] for op in ops if op["opcode"] == "fusion"}
+    timed = {op["name"] for op in ops if op["measured_s"]}
+    assert fusions and timed == fusions
+    assert doc["cost"]["measured"]["total_s"] > 0
