@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jaxinspect.cost.kernels import KernelJoin, KernelNames, module_kernel_names
 from jaxinspect.pipeline.execute import time_calls
 from jaxinspect.pipeline.timing.calls import CallInputs, ProgressSink, time_one_call
 
@@ -111,9 +112,15 @@ def measure_op_times(
         shutil.rmtree(folder, ignore_errors=True)
     # Every call under the profiler runs the program once: the first call and ``runs`` more.
     seconds, program_runs, device = op_seconds(
-        events, module_name, calls=runs + 1, instructions=_instruction_names(compiled)
+        events, module_name, calls=runs + 1, module_text=_module_text(compiled)
     )
     return OpTimes(seconds, program_runs, device, plain.median_s, profiled.median_s)
+
+
+def _module_text(compiled: Any) -> str:
+    from jaxinspect import jaxapi
+
+    return jaxapi.compiled_module_text(compiled, "the measured op times")
 
 
 def adapted_runs(call_s: float) -> int:
@@ -133,47 +140,22 @@ def _read_events(folder: Path) -> list[dict[str, Any]]:
     return [e for e in events if isinstance(e, dict)]
 
 
-def _instruction_names(compiled: Any) -> frozenset[str]:
-    from jaxinspect import jaxapi
-
-    text = jaxapi.compiled_module_text(compiled, "the measured op times")
-    return frozenset(_DEFINED.findall(text))
-
-
-#: An HLO line that defines an instruction: ``  %name = ...`` or ``  ROOT %name = ...``.
-_DEFINED = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ", re.MULTILINE)
-#: What XLA's GPU backend does to an instruction's name to name its kernel (NVPTX's rule:
-#: ``gemm_fusion_dot.13`` launches ``gemm_fusion_dot_13``).
-_NOT_IN_KERNEL_NAMES = re.compile(r"[^A-Za-z0-9_$]")
-
-
-def _kernel_names(instructions: frozenset[str]) -> dict[str, str]:
-    """Kernel name -> instruction, for the names only one instruction could have given."""
-    found: dict[str, str | None] = {}
-    for name in instructions:
-        kernel = _NOT_IN_KERNEL_NAMES.sub("_", name)
-        found[kernel] = None if kernel in found else name
-    return {kernel: name for kernel, name in found.items() if name is not None}
-
-
 def op_seconds(
     events: list[dict[str, Any]],
     module_name: str,
     *,
     calls: int | None = None,
-    instructions: frozenset[str] | None = None,
+    module_text: str | None = None,
 ) -> tuple[dict[str, float], int, str]:
     """Mean seconds per program run of each op of ``module_name``, on its first device.
 
     Program runs are the distinct ``args.run_id`` of the events; ``calls`` (the calls made
     under the profiler) stands in where the events carry none.
 
-    ``instructions`` (the module's instruction names), where given, joins a kernel event
-    whose ``hlo_op`` is no instruction to the instruction its kernel is named after: on a
-    GPU, XLA runs the program's kernels inside a CUDA graph, and every kernel's ``hlo_op`` is
-    the graph's thunk (``command_buffer_1``), while the event's name is the kernel's
-    (``gemm_fusion_dot_13``). A kernel name no single instruction explains stays under its
-    ``hlo_op``.
+    ``module_text`` (the module, printed), where given, joins a kernel event whose ``hlo_op``
+    is no instruction of it (a GPU's CUDA graph) to the instruction that launched it, by the
+    kernel's name (``cost/kernels.py``); a kernel name no instruction explains stays under
+    its ``hlo_op``.
 
     Raises:
         NoOpEvents: No complete event names an op of the module.
@@ -189,14 +171,30 @@ def op_seconds(
     chosen = by_device[device]
     run_ids = {(e.get("args") or {}).get("run_id") for e in chosen} - {None}
     program_runs = len(run_ids) or calls or 1
-    kernels = _kernel_names(instructions) if instructions is not None else {}
     totals: dict[str, float] = defaultdict(float)
-    for event in chosen:
-        op = event["args"]["hlo_op"]
-        if instructions is not None and op not in instructions:
-            op = kernels.get(str(event.get("name")), op)
-        totals[op] += float(event.get("dur", 0.0)) * 1e-6
+    kernels = None if module_text is None else _kernels_if_needed(chosen, module_text)
+    if kernels is None:
+        for event in chosen:
+            totals[event["args"]["hlo_op"]] += float(event.get("dur", 0.0)) * 1e-6
+    else:
+        join = KernelJoin(kernels, (str(e.get("name")) for e in chosen))
+        for event in sorted(chosen, key=lambda e: float(e.get("ts", 0.0))):  # launch order
+            op = join.instruction(event["args"]["hlo_op"], str(event.get("name")))
+            totals[op] += float(event.get("dur", 0.0)) * 1e-6
     return {op: total / program_runs for op, total in totals.items()}, program_runs, device
+
+
+def _kernels_if_needed(events: list[dict[str, Any]], module_text: str) -> KernelNames | None:
+    """The module's kernel names where an event's ``hlo_op`` is none of its instructions
+    (read only then: a CPU trace names its instructions)."""
+    defined = set(_DEFINED.findall(module_text))
+    if all(event["args"]["hlo_op"] in defined for event in events):
+        return None
+    return module_kernel_names(module_text)
+
+
+#: An HLO line that defines an instruction: ``  %name = ...`` or ``  ROOT %name = ...``.
+_DEFINED = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ", re.MULTILINE)
 
 
 def measure_program(
