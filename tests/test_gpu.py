@@ -442,40 +442,33 @@ def _real_gpu() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _real_gpu(), reason="needs a GPU (run on one: --backend gpu)")
+needs_gpu = pytest.mark.skipif(not _real_gpu(), reason="needs a GPU (run on one: --backend gpu)")
+TRANSFORMER_ON_GPU = (
+    f"{SAMPLES / 'transformer.py'}:block",
+    "-s",
+    SAMPLES / "transformer.yaml",
+    "--backend",
+    "gpu",
+)
+
+
+@needs_gpu
 def test_per_op_cost_on_a_real_gpu_counts_every_op(run_cli: Callable[..., Any]) -> None:
     # The GPU client (a PJRT C API plugin) has no per-module cost analysis ("UNIMPLEMENTED:
     # PJRT C API does not support GetHloCostAnalysis"): every op was "not counted" on a real
     # H200 until the per-op breakdown asked the CPU client, as a --topology compile does.
-    doc = _json(
-        run_cli,
-        "cost",
-        f"{SAMPLES / 'transformer.py'}:block",
-        "-s",
-        SAMPLES / "transformer.yaml",
-        "--backend",
-        "gpu",
-    )
+    doc = _json(run_cli, "cost", *TRANSFORMER_ON_GPU)
     cost = doc["cost"]
     assert doc["backend"] == "gpu" and cost["not_counted"] == []
     assert sum(op["flops"] for op in cost["ops"]) == pytest.approx(cost["flops"])
     assert cost["reconciliation"] is None  # the per-op sum is JAX's own figure
 
 
-@pytest.mark.skipif(not _real_gpu(), reason="needs a GPU (run on one: --backend gpu)")
+@needs_gpu
 def test_measured_op_times_on_a_real_gpu_name_the_kernels_ops(run_cli: Callable[..., Any]) -> None:
     # XLA runs the kernels in a CUDA graph: each kernel event's hlo_op is the graph's thunk
     # (command_buffer_1); its name (gemm_fusion_dot_13) names the instruction.
-    doc = _json(
-        run_cli,
-        "cost",
-        f"{SAMPLES / 'transformer.py'}:block",
-        "-s",
-        SAMPLES / "transformer.yaml",
-        "--backend",
-        "gpu",
-        "--measure",
-    )
+    doc = _json(run_cli, "cost", *TRANSFORMER_ON_GPU, "--measure")
     # Every fusion launches a kernel and is timed (the bitcasts launch none); the kernels
     # are a fraction of so small a program's call, the rest is launching it.
     ops = doc["cost"]["ops"]
