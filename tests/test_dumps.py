@@ -55,6 +55,23 @@ def test_without_passes_the_memory_files_still_come_and_passes_say_why():
     assert module.reason("buffer_assignment") is None
 
 
+def test_without_passes_the_module_texts_come_without_metadata_and_the_buffers_unchanged():
+    # Nothing reads the module texts then: XLA prints them without metadata (less to print
+    # inside the compile); the buffer assignment and live ranges print none, so they are the
+    # same text as with metadata.
+    lowered = _lowered(5.0)
+    with compilation_dump() as dump:
+        assert dump.compiler_options["xla_dump_disable_metadata"] is True
+        bare = dump.read(lowered.compile(compiler_options=dump.compiler_options))
+    with compilation_dump(passes=True) as dump:
+        assert "xla_dump_disable_metadata" not in dump.compiler_options
+        full = dump.read(lowered.compile(compiler_options=dump.compiler_options))
+    assert "metadata={" in (full.after_optimizations or "")
+    assert "metadata={" not in (bare.after_optimizations or "metadata={")
+    texts = ("buffer_assignment", "live_range", "memory_usage_report")
+    assert [getattr(bare, t) for t in texts] == [getattr(full, t) for t in texts]
+
+
 def test_the_folder_is_removed_when_the_block_raises():
     with pytest.raises(KeyboardInterrupt), compilation_dump(passes=True) as dump:
         _lowered(4.0).compile(compiler_options=dump.compiler_options)

@@ -27,7 +27,8 @@ from jaxinspect.memory.peak import analyse_dump_texts
 from jaxinspect.memory.runner import build_memory_report
 from jaxinspect.pipeline.analyses import collect_memory
 from jaxinspect.pipeline.dumps import DumpedModule
-from jaxinspect.stages.livepeak import jax_peak_relation
+from jaxinspect.stages.dumprun import run_dumped
+from jaxinspect.stages.livepeak import jax_peak_relation, schedule_steps
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.xla.bufferassign import (
     parse_buffer_assignment,
@@ -479,6 +480,22 @@ def test_stages_reads_the_peak_from_its_one_compilation():
     assert source.memory is not None and source.memory.peak is None
     assert "jaxinspect memory" in (source.reason("memory.peak") or "")
     assert not source.memory.derived_counts_constants
+
+
+def test_memory_counts_the_schedule_once_with_the_stages_peak():
+    # The stages report's peak and the memory report's buffers and timeline come from one
+    # count of the live bytes per step (the dumps of the run's one compilation).
+    jax.clear_caches()  # a compilation cached in this process would not dump
+    schedule_steps.cache_clear()
+    spec = load_spec(sample("mlp.yaml"))
+    options = InspectOptions(sections=("memory",), execute=False, live_peak=True)
+    run = run_dumped(load_target(sample("mlp.py:predict")), spec, options)
+    report = build_memory_report(run.source, run.compiled, run.dumped)
+    assert schedule_steps.cache_info().misses == 1
+    assert run.source.memory is not None and run.source.memory.peak is not None
+    assert report.peak is not None
+    assert report.peak.peak_bytes == run.source.memory.peak.bytes == 1_351_720
+    assert report.peak.peak_step == run.source.memory.peak.step
 
 
 @pytest.mark.parametrize(

@@ -22,15 +22,8 @@ from jaxinspect.memory.report import (
     PeakBuffer,
     TimelinePoint,
 )
-from jaxinspect.stages.livepeak import device_steps
-from jaxinspect.xla.bufferassign import (
-    KINDS,
-    Allocation,
-    PlacedValue,
-    parse_buffer_assignment,
-    parse_live_ranges,
-    place_values,
-)
+from jaxinspect.stages.livepeak import schedule_steps
+from jaxinspect.xla.bufferassign import KINDS, Allocation, PlacedValue
 from jaxinspect.xla.hlotext import HloInstr, parse_module
 from jaxinspect.xla.ownership import UserCode, library_prefixes
 from jaxinspect.xla.sourcemap import FrameTable, parse_frame_table
@@ -62,16 +55,15 @@ def analyse_dump_texts(
     Raises:
         ValueError: A text does not parse.
     """
-    allocations = parse_buffer_assignment(buffer_assignment)
-    live = parse_live_ranges(live_range)
+    steps = schedule_steps(buffer_assignment, live_range)  # counted once per run
+    allocations, live, placed = steps.allocations, steps.live, steps.placed
+    device, per_step, peak_step = steps.device, steps.per_step, steps.peak_step
     hlo = parse_module(module_text)
     frames = parse_frame_table(module_text)
     user = UserCode((), library_prefixes()) if user is None else user
     where = {
         instr.name: (comp.name, instr) for comp in hlo.computations for instr in comp.instructions
     }
-    placed, unplaced = place_values(allocations, live)
-    device, per_step, peak_step = device_steps(placed, len(live.sequence))
     timeline = _timeline(live.sequence, per_step, {i.name for i in hlo.entry.instructions}, where)
     point = next(p for p in timeline if p.first_step <= peak_step <= p.step)
     at_peak = [p for p in device if p.first <= peak_step <= p.last]
@@ -90,7 +82,7 @@ def analyse_dump_texts(
         by_kind=_by_kind(allocations),
         allocated_bytes=sum(a.size for a in allocations if a.color == 0),
         figures=xla_figures(
-            allocations, live, placed, unplaced, per_step, peak_step, usage_report, memory
+            allocations, live, placed, steps.unplaced, per_step, peak_step, usage_report, memory
         ),
         partitions=int(partitions.group(1)) if partitions else 1,
         peak_source=None

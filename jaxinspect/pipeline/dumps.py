@@ -83,8 +83,9 @@ class DumpedModule:
         name: The module's name (``jit_predict``).
         passes: The snapshots after each pass in order; ``None`` when none were asked for or
             XLA wrote none (``reasons`` says why).
-        before_optimizations: The module as it enters XLA (converted from StableHLO).
-        after_optimizations: The optimized, scheduled module (the one XLA compiled).
+        before_optimizations: The module as it enters XLA (converted from StableHLO); printed
+            without metadata unless pass snapshots were asked for (``compilation_dump``).
+        after_optimizations: The optimized, scheduled module (the one XLA compiled); likewise.
         buffer_assignment: ``*-buffer-assignment.txt``: where each value lives.
         live_range: ``*-live-range.txt``: each value's first and last step of the schedule.
         memory_usage_report: ``*-memory-usage-report.txt``: XLA's summary of the allocations.
@@ -119,6 +120,12 @@ class CompilationDump:
         options: dict[str, Any] = {"xla_dump_to": str(self.folder)}
         if self.passes:
             options["xla_dump_hlo_pass_re"] = ".*"
+        else:
+            # Only the buffer assignment, live ranges and usage report are read then, which
+            # print no metadata: the module texts XLA also writes (before and after
+            # optimization) are printed without it, a third less text (1.4 of 4.4 MB at 96
+            # transformer blocks) printed inside the timed compile.
+            options["xla_dump_disable_metadata"] = True
         return options
 
     def read(self, compiled: Any = None, *, module_name: str | None = None) -> DumpedModule:

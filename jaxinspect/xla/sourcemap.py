@@ -101,6 +101,10 @@ class FrameTable:
         return self._located[key]
 
 
+# The last module's table is kept, as ``hlotext.parse_module`` keeps its parse: the report
+# reads the frames of one printed module for the per-op cost, the memory buffers and the
+# graph. A ``FrameTable`` is immutable (its lookups are memoized).
+@functools.lru_cache(maxsize=1)
 def parse_frame_table(text: str) -> FrameTable:
     """Read the FileNames / FunctionNames / FileLocations / StackFrames tables of a module.
 
