@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import typer
 
     from jaxinspect.snapshot.diffreport import SnapshotDiff
+    from jaxinspect.snapshot.loosefile import EarlyCount
 
 #: The ``--format`` values of ``diff`` and ``check``.
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -165,13 +166,28 @@ def _compare_without_gc(args: DiffArgs) -> Outcome:
 
 
 def _compare(args: DiffArgs) -> Outcome:
+    from jaxinspect.snapshot.loosefile import start_count
+
+    # A large old HLO file is read and its count started first, in a forked child, so that
+    # the imports below overlap it as well as the line diff.
+    early = start_count(args.old, args.new)
+    try:
+        return _compare_sides(args, early)
+    finally:
+        if early is not None:
+            early.parts.close()  # stops the child where an error came before its value
+
+
+def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> Outcome:
     from jaxinspect.snapshot.compare import diff_snapshots
     from jaxinspect.snapshot.store import load_sides
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
     rules = parse_rules(args.fail_on)
     # Import the renderer while a large loose HLO pair is being counted in the background.
-    a, b, line_diffs = load_sides(args.old, args.new, lambda: renderer_module(args.output_format))
+    a, b, line_diffs = load_sides(
+        args.old, args.new, lambda: renderer_module(args.output_format), early
+    )
     result = diff_snapshots(
         a,
         b,
