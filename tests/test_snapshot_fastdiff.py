@@ -142,6 +142,10 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
     assert counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes) == count_hlo(new).ops
 
 
+def _entry_first(text: str) -> str:
+    return text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
+
+
 @pytest.mark.parametrize("flavour", ["normalized", "raw"])
 def test_body_index_finds_the_headers_one_pattern_finds(
     hlo_texts: dict[str, str], flavour: str
@@ -149,8 +153,7 @@ def test_body_index_finds_the_headers_one_pattern_finds(
     # The index a count records (and sends back from its forked child) gives each body's
     # span as the header pattern reads it, wherever ENTRY stands, and finds bodies by name.
     text = hlo_texts[flavour]
-    entry_first = text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
-    for module in (text, entry_first, "%first (p: f32[]) -> f32[] {\n}\n", ""):
+    for module in (text, _entry_first(text), "%first (p: f32[]) -> f32[] {\n}\n", ""):
         headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(module)]
         stops = [*(start for _, start, _ in headers[1:]), len(module)]
         expected = [(name, end, stop) for (name, _, end), stop in zip(headers, stops, strict=False)]
@@ -339,11 +342,17 @@ def test_count_of_compiler_output_is_the_count_by_definition(
     hlo_texts: dict[str, str], flavour: str
 ) -> None:
     text = hlo_texts[flavour]
-    entry_first = text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
     every_entry = text.replace("\n%", "\nENTRY %")  # many ENTRY headers: split apart
     non_ascii = text.replace("%fused_computation", "%fusé", 3)  # read without re.ASCII
     unfused = text.replace(" fusion(", " add(", 2)
-    for variant in (text, entry_first, every_entry, non_ascii, unfused, text.rstrip("\n") + "{"):
+    for variant in (
+        text,
+        _entry_first(text),
+        every_entry,
+        non_ascii,
+        unfused,
+        text.rstrip("\n") + "{",
+    ):
         assert count_hlo(variant).ops, variant[:40]
         _assert_counts_as_defined(variant)
 
