@@ -52,7 +52,7 @@ def start_count(old: Path, new: Path) -> EarlyCount | None:
         if not (old.is_file() and new.is_file()):
             return None
         text = read_text(old)
-    except (OSError, UsageError):
+    except (OSError, ValueError, UsageError):
         return None
     if guess_stage(text) != "hlo" or not will_fork(text):
         return None

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
-from itertools import accumulate
+from itertools import accumulate, islice
 
 from jaxinspect.textdiff.linematch import Change
 
@@ -37,7 +37,9 @@ class _Scan:
 
     def __init__(self, flags: int) -> None:
         self.opcode = re.compile(_OPCODE.pattern, flags)
-        self.calls = (re.compile(_KIND_CALL.pattern, flags), re.compile(_FUSED_CALL.pattern, flags))
+        # _KIND_CALL after its literal start (see fusion_calls), and _FUSED_CALL.
+        self.after_kind = re.compile(r"\w+, calls=%([\w.\-]+)", flags)
+        self.fused_call = re.compile(_FUSED_CALL.pattern, flags)
         # _HEADER in two, each a group around the whole header and one around its name.
         self.plain = re.compile(r"(\n%([\w.\-]+) [^\n]*\{)(?=\n|\Z)", flags)
         self.entry = re.compile(r"(\nENTRY %([\w.\-]+) [^\n]*\{)(?=\n|\Z)", flags)
@@ -54,6 +56,7 @@ def _scan(text: str) -> _Scan:
 
 
 _ENTRY = "\nENTRY %"
+_KIND_START = " kind=k"  # where _KIND_CALL starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +171,16 @@ def fusion_calls(text: str, scan: _Scan | None = None) -> Counter[str]:
 
     ``scan``: the patterns to use (``_KIND_CALL`` and ``_FUSED_CALL`` if not given).
     """
-    kind_call, fused_call = (_KIND_CALL, _FUSED_CALL) if scan is None else scan.calls
-    callees = kind_call.findall(text)
+    if scan is None:
+        callees, fused_call = _KIND_CALL.findall(text), _FUSED_CALL
+    else:
+        # _KIND_CALL's matches read after each of its literal starts: splitting on the literal
+        # runs in C several times faster than the pattern's search for it. (A match holds no
+        # space past its start, so it ends within its piece, and no two overlap.)
+        pieces = text.split(_KIND_START)
+        matches = map(scan.after_kind.match, islice(pieces, 1, None))
+        callees = [match.group(1) for match in matches if match is not None]
+        fused_call = scan.fused_call
     if len(callees) != text.count(" fusion("):  # not one per fusion as XLA prints them
         callees = fused_call.findall(text)
     return Counter(callees)
