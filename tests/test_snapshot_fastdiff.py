@@ -342,7 +342,7 @@ def test_count_of_compiler_output_is_the_count_by_definition(
     hlo_texts: dict[str, str], flavour: str
 ) -> None:
     text = hlo_texts[flavour]
-    every_entry = text.replace("\n%", "\nENTRY %")  # many ENTRY headers: split apart
+    every_entry = text.replace("\n%", "\nENTRY %")  # every header an ENTRY one
     non_ascii = text.replace("%fused_computation", "%fusé", 3)  # read without re.ASCII
     unfused = text.replace(" fusion(", " add(", 2)
     for variant in (
