@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,16 @@ from jaxinspect.snapshot.store import load_sides
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.textdiff import linematch
 from jaxinspect.textdiff.linediff import diff_lines, text_hunks, unified_hunks
-from jaxinspect.xla.hlocount import _HEADER, count_hlo, counts_after, find_bodies, fusion_calls
+from jaxinspect.xla.hlocount import (
+    _FUSED_CALL,
+    _HEADER,
+    _KIND_CALL,
+    _OPCODE,
+    count_hlo,
+    counts_after,
+    find_bodies,
+    fusion_calls,
+)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_programs"
 INSERTS = (
@@ -132,6 +142,10 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
     assert counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes) == count_hlo(new).ops
 
 
+def _entry_first(text: str) -> str:
+    return text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
+
+
 @pytest.mark.parametrize("flavour", ["normalized", "raw"])
 def test_body_index_finds_the_headers_one_pattern_finds(
     hlo_texts: dict[str, str], flavour: str
@@ -139,8 +153,7 @@ def test_body_index_finds_the_headers_one_pattern_finds(
     # The index a count records (and sends back from its forked child) gives each body's
     # span as the header pattern reads it, wherever ENTRY stands, and finds bodies by name.
     text = hlo_texts[flavour]
-    entry_first = text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
-    for module in (text, entry_first, "%first (p: f32[]) -> f32[] {\n}\n", ""):
+    for module in (text, _entry_first(text), "%first (p: f32[]) -> f32[] {\n}\n", ""):
         headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(module)]
         stops = [*(start for _, start, _ in headers[1:]), len(module)]
         expected = [(name, end, stop) for (name, _, end), stop in zip(headers, stops, strict=False)]
@@ -297,3 +310,131 @@ def test_quick_resync_defers_to_a_nearer_agreement_outside_it() -> None:
     a, b = "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
     [change] = linematch.line_changes(a, b)
     assert (change.a_lo, change.a_hi, change.b_lo, change.b_hi) == (0, 0, 0, 9)
+
+
+def _reference_count(text: str) -> tuple[Counter[str], Counter[str], list[tuple[str, int, int]]]:
+    """What ``count_hlo`` counts, by its definition: one header pattern, then each body's
+    opcodes unless a fusion calls it (``count_hlo`` splits and joins the text instead)."""
+    callees = _KIND_CALL.findall(text)
+    if len(callees) != text.count(" fusion("):
+        callees = _FUSED_CALL.findall(text)
+    calls = Counter(callees)
+    headers = list(_HEADER.finditer(text))
+    stops = [*(header.start() for header in headers[1:]), len(text)][: len(headers)]
+    spans = [(h.group(1), h.end(), stop) for h, stop in zip(headers, stops, strict=True)]
+    ops = Counter(_OPCODE.findall(text, 0, headers[0].start() if headers else len(text)))
+    for name, start, stop in spans:
+        if name not in calls:
+            ops.update(_OPCODE.findall(text, start, stop))
+    return ops, calls, spans
+
+
+def _assert_counts_as_defined(text: str) -> None:
+    counted = count_hlo(text)
+    ops, calls, spans = _reference_count(text)
+    assert counted.ops == ops
+    assert counted.calls == calls
+    assert counted.bodies.spans() == spans == find_bodies(text).spans()
+
+
+@pytest.mark.parametrize("flavour", ["normalized", "raw"])
+def test_count_of_compiler_output_is_the_count_by_definition(
+    hlo_texts: dict[str, str], flavour: str
+) -> None:
+    text = hlo_texts[flavour]
+    every_entry = text.replace("\n%", "\nENTRY %")  # every header an ENTRY one
+    non_ascii = text.replace("%fused_computation", "%fusé", 3)  # read without re.ASCII
+    unfused = text.replace(" fusion(", " add(", 2)
+    for variant in (
+        text,
+        _entry_first(text),
+        every_entry,
+        non_ascii,
+        unfused,
+        text.rstrip("\n") + "{",
+    ):
+        assert count_hlo(variant).ops, variant[:40]
+        _assert_counts_as_defined(variant)
+
+
+# Pieces of HLO lines that make headers, fusion calls and opcodes, and break them.
+hlo_pieces = st.lists(
+    st.sampled_from(
+        [
+            "\n",
+            "%",
+            "ENTRY ",
+            " ",
+            "{",
+            "}",
+            "(",
+            ")",
+            "a",
+            "é",
+            " = ",
+            "f32[] ",
+            "add(",
+            " fusion(",
+            " kind=kLoop, calls=%a",
+            "calls=%b",
+            "%a (p: f32[]) -> f32[] {",
+        ]
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(hlo_pieces)
+def test_count_of_any_text_is_the_count_by_definition(pieces: list[str]) -> None:
+    _assert_counts_as_defined("".join(pieces))
+
+
+# The count started before diff's imports (loosefile.start_count) forks only without jax.
+_EARLY = r"""
+import os, sys
+from pathlib import Path
+from jaxinspect.cli.entry import run
+from jaxinspect.snapshot.loosefile import count_parts, read_text, start_count
+from jaxinspect.textdiff.linematch import terminated
+
+old, new, small, folder = map(Path, sys.argv[1:5])
+early = start_count(old, new)
+assert early is not None and early.path == old and early.parts._pid  # a child counts
+# Its value, computed once: that of the old text as the line diff reads it.
+assert early.parts() == early.parts() == count_parts(terminated(read_text(old)))
+fifo = folder / "fifo"
+os.mkfifo(fifo)
+# Only two regular files, the old one a large HLO text: else load_sides reads as before.
+for pair in ((small, new), (new, folder), (folder, folder), (old, fifo), (fifo, old),
+             (folder / "missing.txt", new)):
+    assert start_count(*pair) is None, pair
+closed = start_count(old, new)
+closed.parts.close()  # stopped before its value: asked for anyway, it counts inline
+assert closed.parts() == early.parts()
+# A usage error found after the count started (a bad --fail-on) stops the child.
+print(run(["diff", "--fail-on", "bogus!!", str(old), str(new)]))
+try:
+    os.waitpid(-1, os.WNOHANG)
+except ChildProcessError:
+    print("no child left")
+"""
+
+
+def test_early_count_of_a_large_old_file(hlo_texts: dict[str, str], tmp_path: Path) -> None:
+    lines = hlo_texts["normalized"].splitlines()
+    big = "\n".join(lines + lines[1:] * (MIN_FORK_CHARS // len(hlo_texts["normalized"]) + 1))
+    (tmp_path / "old.txt").write_text(big)
+    (tmp_path / "new.txt").write_text(big.replace("f32", "bf16", 3))
+    (tmp_path / "small.txt").write_text(hlo_texts["normalized"])
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    paths = [str(tmp_path / name) for name in ("old.txt", "new.txt", "small.txt")]
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY, *paths, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["2", "no child left", ""]
+    assert "--fail-on" in done.stderr

@@ -11,7 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from jaxinspect.snapshot.background import in_background
+from jaxinspect.snapshot.background import Pending, in_background
+from jaxinspect.snapshot.loosefile import CountParts, count_parts, guess_stage
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -22,7 +23,7 @@ from jaxinspect.snapshot.model import (
 )
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import terminated
-from jaxinspect.xla.hlocount import Bodies, HloCount, apply_delta, count_hlo, line_delta
+from jaxinspect.xla.hlocount import HloCount, apply_delta, count_hlo, line_delta
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
 # The func dialect prints its ops without the prefix inside a function body.
@@ -35,16 +36,6 @@ _JAXPR_EQN = re.compile(
     r"(?:^[ \t]*|\blet[ \t]+|;[ \t]+)(?:[\w]+:\S+[ \t]+)*(?:_\S*[ \t]+)*=[ \t]+([a-z_][\w]*)",
     re.MULTILINE,
 )
-
-
-def guess_stage(text: str) -> str:
-    """``hlo``, ``stablehlo`` or ``jaxpr``, from what the text starts with."""
-    head = text.lstrip()[:200]
-    if head.startswith("HloModule"):
-        return "hlo"
-    if head.startswith(("module", "#loc", "func.func")):
-        return "stablehlo"
-    return "jaxpr"
 
 
 def text_op_counts(stage: str, text: str) -> OpCounts:
@@ -99,7 +90,7 @@ def _hlo_counts_and_diff(
     new: str,
     diff: LineDiff | None,
     meanwhile: Callable[[], object] | None = None,
-    pending: Callable[[], _Parts] | None = None,
+    pending: Callable[[], CountParts] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
@@ -108,7 +99,7 @@ def _hlo_counts_and_diff(
         # The child also sends back where the old text's computations lie, so the few bodies
         # that a change fuses or unfuses are counted without another scan of the text.
         if pending is None:
-            pending = in_background(_count_parts, terminated(old))
+            pending = in_background(count_parts, terminated(old))
         diff = diff_lines(old, new)
         delta = line_delta(diff.a, diff.b, diff.changes)
         if meanwhile is not None:
@@ -120,15 +111,6 @@ def _hlo_counts_and_diff(
         delta = line_delta(diff.a, diff.b, diff.changes)
     new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta)
     return _sorted(old_counts.ops), _sorted(new_counts), diff
-
-
-_Parts = tuple[Counter[str], Counter[str], Bodies]
-
-
-def _count_parts(text: str) -> _Parts:
-    # count_hlo's result but the text itself, which need not travel back.
-    counted = count_hlo(text)
-    return counted.ops, counted.calls, counted.bodies
 
 
 def _sorted(counts: Counter[str]) -> OpCounts:
@@ -153,7 +135,10 @@ def loose_snapshot(text: str, stage: str, counts: OpCounts | None = None) -> Sna
 
 
 def loose_pair(
-    old: str, new: str | Callable[[], str], meanwhile: Callable[[], object] | None = None
+    old: str,
+    new: str | Callable[[], str],
+    meanwhile: Callable[[], object] | None = None,
+    parts: Pending[CountParts] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 
@@ -161,17 +146,18 @@ def loose_pair(
     stage, so comparing the snapshots need not compute it again. ``new`` may be a function
     that reads the new text: a large HLO ``old`` is then being counted while it reads.
     ``meanwhile``, if given, may be called while a background count runs: work for an
-    otherwise idle wait.
+    otherwise idle wait. ``parts``, if given, is ``old``'s count already started
+    (``loosefile.start_count``).
     """
     stage = guess_stage(old)
     if stage != "hlo":
         new_text = new() if callable(new) else new
         return loose_snapshot(old, stage), loose_snapshot(new_text, stage), {}
-    pending = in_background(_count_parts, terminated(old))
+    pending = parts if parts is not None else in_background(count_parts, terminated(old))
     try:
         new_text = new() if callable(new) else new
     except BaseException:
-        pending()  # leave no child behind
+        pending.close()  # leave no child behind
         raise
     old_counts, new_counts, diff = _hlo_counts_and_diff(old, new_text, None, meanwhile, pending)
     return (

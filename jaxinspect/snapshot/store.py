@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import mmap
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -25,6 +24,7 @@ from jaxinspect.snapshot.commit import (
 from jaxinspect.snapshot.fsio import make_folder, open_folder
 from jaxinspect.snapshot.lock import LOCK_FILE, folder_lock
 from jaxinspect.snapshot.loose import loose_pair
+from jaxinspect.snapshot.loosefile import EarlyCount, read_text, unix_newlines
 from jaxinspect.snapshot.model import (
     PROVENANCE_FILE,
     STAGE_FILES,
@@ -200,17 +200,21 @@ def read_snapshot(folder: Path) -> Snapshot:
             text = files[filename].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CorruptSnapshotError(folder / filename, f"not UTF-8 text ({exc})") from None
-        texts.append((stage, _unix_newlines(text)))
+        texts.append((stage, unix_newlines(text)))
     return Snapshot(header, summary, tuple(texts), provenance)
 
 
 def load_sides(
-    old: Path, new: Path, meanwhile: Callable[[], object] | None = None
+    old: Path,
+    new: Path,
+    meanwhile: Callable[[], object] | None = None,
+    early: EarlyCount | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """The two sides of ``diff``: two snapshot folders, or two stage text files.
 
     Also the line diffs already computed while reading, by stage (for ``diff_snapshots``).
-    ``meanwhile`` is passed on to ``loose_pair``.
+    ``meanwhile`` is passed on to ``loose_pair``; ``early``, if given, is
+    ``loosefile.start_count(old, new)``: the old file already read and being counted.
 
     Raises:
         UsageError: A path does not exist or cannot be read, or a folder meets a file.
@@ -222,25 +226,9 @@ def load_sides(
         raise UsageError(f"compare a folder with a folder or a file with a file: {old}, {new}")
     if old.is_dir():
         return read_snapshot(old), read_snapshot(new), {}
-    return loose_pair(_read_text(old), lambda: _read_text(new), meanwhile)
-
-
-def _read_text(path: Path) -> str:
-    try:
-        text = _decoded(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read ({exc})") from None
-    return _unix_newlines(text)
-
-
-def _decoded(path: Path) -> str:
-    # Decoding straight from a memory map skips a copy: a fresh 14 MB buffer costs more than
-    # reading it into that buffer.
-    with path.open("rb") as file:
-        if os.fstat(file.fileno()).st_size == 0:
-            return ""
-        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return str(mapped, "utf-8")
+    if early is not None and early.path == old:
+        return loose_pair(early.text, lambda: read_text(new), meanwhile, early.parts)
+    return loose_pair(read_text(old), lambda: read_text(new), meanwhile)
 
 
 def _file_contents(snapshot: Snapshot) -> dict[str, bytes]:
@@ -252,11 +240,3 @@ def _file_contents(snapshot: Snapshot) -> dict[str, bytes]:
     if snapshot.provenance is not None:
         out[PROVENANCE_FILE] = dump_json(provenance_to_dict(snapshot.provenance)).encode()
     return out
-
-
-def _unix_newlines(text: str) -> str:
-    # What text mode's universal newlines would do, at a fraction of its cost on 14 MB (a
-    # checkout may have turned \n into \r\n).
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text

@@ -13,6 +13,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cache
 
 from jaxinspect.textdiff.linematch import Change
 
@@ -22,6 +23,31 @@ _HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
 _FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
 # XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
 _KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
+
+
+class _Scan:
+    """The patterns of a whole-text count, compiled with the given flags.
+
+    An ASCII text (as XLA prints it) is read with ``re.ASCII``: the same matches there
+    (``\\w`` means the same on ASCII characters), and its character classes test faster
+    (the count of a 200,000-line module about 15% faster). Splitting the text into strings
+    instead of scanning it in place ran fewer instructions but took longer: fresh memory.
+    """
+
+    def __init__(self, flags: int) -> None:
+        self.opcode = re.compile(_OPCODE.pattern, flags)
+        self.header = re.compile(_HEADER.pattern, flags)
+        self.calls = (re.compile(_KIND_CALL.pattern, flags), re.compile(_FUSED_CALL.pattern, flags))
+
+
+@cache
+def _scan_with(flags: int) -> _Scan:
+    # Compiled on first use: in ``diff``'s forked child, not before the fork.
+    return _Scan(flags)
+
+
+def _scan(text: str) -> _Scan:
+    return _scan_with(re.ASCII if text.isascii() else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,20 +113,25 @@ def body_ops(text: str, names: Collection[str], bodies: Bodies) -> dict[str, Cou
 
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
-    calls = fusion_calls(text)
-    bodies = find_bodies(text)
+    scan = _scan(text)
+    calls = fusion_calls(text, scan)
+    bodies = _find_bodies(text, scan)
     # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
     # costs more than scanning it (fresh memory is slow to touch).
-    ops = _OPCODE.findall(text, 0, bodies.top)
+    ops = scan.opcode.findall(text, 0, bodies.top)
     for name, start, stop in bodies.spans():
         if name not in calls:
-            ops += _OPCODE.findall(text, start, stop)
+            ops += scan.opcode.findall(text, start, stop)
     return HloCount(Counter(ops), calls, text, bodies)
 
 
 def find_bodies(text: str) -> Bodies:
     """Where each computation's body lies: from the end of its header to the next header."""
-    headers = list(_HEADER.finditer(text))
+    return _find_bodies(text, _scan(text))
+
+
+def _find_bodies(text: str, scan: _Scan) -> Bodies:
+    headers = list(scan.header.finditer(text))
     return Bodies(
         "\n".join([header.group(1) for header in headers]),
         array("q", [header.start() for header in headers]),
@@ -109,11 +140,15 @@ def find_bodies(text: str) -> Bodies:
     )
 
 
-def fusion_calls(text: str) -> Counter[str]:
-    """Computations that ``fusion(`` instructions call: the first ``calls=%name`` after each."""
-    callees = _KIND_CALL.findall(text)
+def fusion_calls(text: str, scan: _Scan | None = None) -> Counter[str]:
+    """Computations that ``fusion(`` instructions call: the first ``calls=%name`` after each.
+
+    ``scan``: the patterns to use (``_KIND_CALL`` and ``_FUSED_CALL`` if not given).
+    """
+    kind_call, fused_call = (_KIND_CALL, _FUSED_CALL) if scan is None else scan.calls
+    callees = kind_call.findall(text)
     if len(callees) != text.count(" fusion("):  # not one per fusion as XLA prints them
-        callees = _FUSED_CALL.findall(text)
+        callees = fused_call.findall(text)
     return Counter(callees)
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxinspect.cli.exits import Outcome, run_command
 from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 
 if TYPE_CHECKING:
     import typer
 
+    from jaxinspect.cli.exits import Outcome
     from jaxinspect.snapshot.diffreport import SnapshotDiff
+    from jaxinspect.snapshot.loosefile import EarlyCount
 
 #: The ``--format`` values of ``diff`` and ``check``.
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -147,10 +148,21 @@ def _value(field: str, text: str) -> object:
 
 def run_diff(args: DiffArgs) -> None:
     """Compare two snapshots and print the report; ``SystemExit(1)`` if they differ."""
-    run_command(lambda: _compare_without_gc(args), args.debug)
+    from jaxinspect.snapshot.loosefile import start_count
+
+    # A large old HLO file is read and its count started first, in a forked child, so that
+    # every import below overlaps it as well as the line diff (start_count raises nothing).
+    early = start_count(args.old, args.new)
+    from jaxinspect.cli.exits import run_command
+
+    try:
+        run_command(lambda: _compare_without_gc(args, early), args.debug)
+    finally:
+        if early is not None:
+            early.parts.close()  # stops the child where an error came before its value
 
 
-def _compare_without_gc(args: DiffArgs) -> Outcome:
+def _compare_without_gc(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
     # The cyclic collector is paused for the comparison: it makes few cycles, but it builds
     # tens of thousands of small objects (lines parsed by the structural pass), each batch of
     # which started a collection that walked everything alive, a third of the structural
@@ -158,20 +170,23 @@ def _compare_without_gc(args: DiffArgs) -> Outcome:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _compare(args)
+        return _compare_sides(args, early)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _compare(args: DiffArgs) -> Outcome:
+def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
+    from jaxinspect.cli.exits import Outcome
     from jaxinspect.snapshot.compare import diff_snapshots
     from jaxinspect.snapshot.store import load_sides
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
 
     rules = parse_rules(args.fail_on)
     # Import the renderer while a large loose HLO pair is being counted in the background.
-    a, b, line_diffs = load_sides(args.old, args.new, lambda: renderer_module(args.output_format))
+    a, b, line_diffs = load_sides(
+        args.old, args.new, lambda: renderer_module(args.output_format), early
+    )
     result = diff_snapshots(
         a,
         b,

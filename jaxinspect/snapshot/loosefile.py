@@ -1,0 +1,100 @@
+"""A loose stage text file for ``diff``: read it, guess its stage, start counting its ops.
+
+The op count of a large old HLO file is most of ``diff``'s CPU time; it runs in a forked child
+(``background``) that overlaps whatever this process does meanwhile. ``start_count`` lets the
+CLI start it first, before it imports the modules that compare and render: those imports then
+overlap the count too. This module imports only what the count needs (no jax, no snapshot
+model).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections import Counter
+from typing import TYPE_CHECKING, NamedTuple
+
+from jaxinspect.errors import UsageError
+from jaxinspect.snapshot.background import Pending, in_background, will_fork
+from jaxinspect.textdiff.linematch import terminated
+from jaxinspect.xla.hlocount import Bodies, count_hlo
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+#: An HLO text's op counts, fusion calls and bodies: ``count_hlo``'s result but the text
+#: itself, which need not travel back from a forked child.
+CountParts = tuple[Counter[str], Counter[str], Bodies]
+
+
+class EarlyCount(NamedTuple):
+    """An old file read, and the count of its ops started (see ``start_count``)."""
+
+    path: Path
+    text: str
+    parts: Pending[CountParts]
+
+
+def count_parts(text: str) -> CountParts:
+    """``count_hlo(text)`` less the text."""
+    counted = count_hlo(text)
+    return counted.ops, counted.calls, counted.bodies
+
+
+def start_count(old: Path, new: Path) -> EarlyCount | None:
+    """Read ``old`` and start counting its ops in a forked child, where ``diff`` will need it.
+
+    Only for two regular files, ``old`` an HLO text large enough to fork for; ``None``
+    otherwise, or on any error, which ``load_sides`` then meets again and reports in its own
+    order. A file is read once: a pipe (``<(...)``) is left to ``load_sides``.
+    """
+    try:
+        if not (old.is_file() and new.is_file()):
+            return None
+        text = read_text(old)
+    except (OSError, ValueError, UsageError):
+        return None
+    if guess_stage(text) != "hlo" or not will_fork(text):
+        return None
+    return EarlyCount(old, text, in_background(count_parts, terminated(text)))
+
+
+def guess_stage(text: str) -> str:
+    """``hlo``, ``stablehlo`` or ``jaxpr``, from what the text starts with."""
+    head = text.lstrip()[:200]
+    if head.startswith("HloModule"):
+        return "hlo"
+    if head.startswith(("module", "#loc", "func.func")):
+        return "stablehlo"
+    return "jaxpr"
+
+
+def read_text(path: Path) -> str:
+    """The file's text with Unix newlines.
+
+    Raises:
+        UsageError: The file cannot be read or is not UTF-8.
+    """
+    try:
+        text = _decoded(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read ({exc})") from None
+    return unix_newlines(text)
+
+
+def _decoded(path: Path) -> str:
+    # Decoding straight from a memory map skips a copy: a fresh 14 MB buffer costs more than
+    # reading it into that buffer.
+    with path.open("rb") as file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return ""
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return str(mapped, "utf-8")
+
+
+def unix_newlines(text: str) -> str:
+    """``text`` as text mode's universal newlines read it, at a fraction of its cost on 14 MB
+    (a checkout may have turned \\n into \\r\\n)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
