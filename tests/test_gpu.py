@@ -476,3 +476,30 @@ def test_measured_op_times_on_a_real_gpu_name_the_kernels_ops(run_cli: Callable[
     timed = {op["name"] for op in ops if op["measured_s"]}
     assert fusions and timed == fusions
     assert doc["cost"]["measured"]["total_s"] > 0
+
+
+@needs_gpu
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["stages"],
+        ["cost", "--by", "line"],
+        ["memory"],
+        ["passes"],
+        ["bench", "--time-budget", "1"],
+        ["recompile"],
+    ],
+)
+def test_every_command_runs_on_a_real_gpu(run_cli: Callable[..., Any], command: list[str]) -> None:
+    # What the H200 check ran by hand: each command on the GPU, at the console's width.
+    result = run_cli(command[0], *TRANSFORMER_ON_GPU, *command[1:])
+    assert result.exit_code == 0, result.stderr
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
+
+
+@needs_gpu
+def test_the_report_runs_on_a_real_gpu(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = run_cli("report", *TRANSFORMER_ON_GPU, "--measure", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert "gemm_fusion_dot" in out.read_text()
