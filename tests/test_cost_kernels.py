@@ -16,6 +16,7 @@ import pytest
 from jaxinspect import jaxapi
 from jaxinspect.cost.kernels import kernel_name, module_kernel_names
 from jaxinspect.cost.optimes import op_seconds
+from jaxinspect.xla.hlotext import instruction_names, parse_module
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +96,9 @@ def test_a_cpu_trace_names_its_instructions_and_is_read_as_it_is(stacked: str) -
     events[0]["args"]["hlo_op"] = first
     seconds, _, _ = op_seconds(events, "jit_f", module_text=stacked)
     assert seconds == pytest.approx({first: 4e-6})
+
+
+def test_the_instruction_names_are_those_the_parse_gives(stacked: str) -> None:
+    parsed = {i.name for c in parse_module(stacked).computations for i in c.instructions}
+    assert instruction_names(stacked) == parsed
+    assert module_kernel_names(stacked).instructions == parsed

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import shutil
 import tempfile
 from collections import defaultdict
@@ -21,6 +20,7 @@ from typing import Any
 from jaxinspect.cost.kernels import KernelJoin, KernelNames, module_kernel_names
 from jaxinspect.pipeline.execute import time_calls
 from jaxinspect.pipeline.timing.calls import CallInputs, ProgressSink, time_one_call
+from jaxinspect.xla.hlotext import instruction_names
 
 #: Runs timed under the profiler when the user gives no number.
 DEFAULT_RUNS = 20
@@ -187,14 +187,10 @@ def op_seconds(
 def _kernels_if_needed(events: list[dict[str, Any]], module_text: str) -> KernelNames | None:
     """The module's kernel names where an event's ``hlo_op`` is none of its instructions
     (read only then: a CPU trace names its instructions)."""
-    defined = set(_DEFINED.findall(module_text))
+    defined = instruction_names(module_text)
     if all(event["args"]["hlo_op"] in defined for event in events):
         return None
     return module_kernel_names(module_text)
-
-
-#: An HLO line that defines an instruction: ``  %name = ...`` or ``  ROOT %name = ...``.
-_DEFINED = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ", re.MULTILINE)
 
 
 def measure_program(

@@ -231,6 +231,17 @@ def parse_module(text: str) -> HloText:
     return HloText(header, tuple(comps))
 
 
+#: An instruction's line anywhere in a module's text, its name captured (``_INSTRUCTION``
+#: matches one line and parses it).
+_INSTRUCTION_NAME = re.compile(r"^[ \t]+(?:ROOT )?%?([\w.\-]+) = ", re.MULTILINE)
+
+
+def instruction_names(text: str) -> frozenset[str]:
+    """The names the instructions of a printed module define, as ``parse_module`` reads them,
+    found by one scan of the text and no parse."""
+    return frozenset(_INSTRUCTION_NAME.findall(text))
+
+
 def count_instructions(text: str) -> int:
     """Instructions in every computation of a printed module, as ``parse_module`` finds them.
 
