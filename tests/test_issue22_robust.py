@@ -314,6 +314,28 @@ def test_d30_non_finite_and_ragged_samples_are_refused(
 # --- 14, 15, 16, 23: timeouts ---------------------------------------------------------------
 
 
+def test_the_timeout_s_message_reaches_stderr_while_native_output_is_caught() -> None:
+    # Under load the deadline can pass while JAX's plugins start (libtpu takes seconds), with
+    # fd 2 caught by quiet_native_stderr: the message went into the catch and the run ended
+    # 124 in silence (seen once in CI, in the test below).
+    code = (
+        "import time\n"
+        "from jaxinspect.pipeline.timing.deadline import own_process, run_deadline\n"
+        "from jaxinspect.process.nativelog import quiet_native_stderr\n"
+        "own_process()\n"
+        "with run_deadline(0.5, hint='raise it'), quiet_native_stderr():\n"
+        "    time.sleep(10)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 124
+    assert proc.stderr == (
+        "Error: the run took longer than --timeout 0.5 s and was stopped\nHint: raise it\n"
+    )
+
+
 def test_d14_user_code_catching_exception_cannot_swallow_the_timeout(program: Path) -> None:
     start = time.monotonic()
     proc = _spawn("stages", f"{program}:swallow", "--arg", "x=f32[3]", "--timeout", "2")

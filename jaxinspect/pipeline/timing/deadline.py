@@ -39,6 +39,10 @@ FLUSH_WAIT_S = 1.0
 
 # Process-wide by nature: only the console script may end the process from a thread.
 _owns_process = threading.Event()
+# The process's standard error as it was when the console script started: at the deadline,
+# file descriptor 2 may be a temporary file (``quiet_native_stderr`` catches what JAX's
+# plugins write while they start, seconds with libtpu), where the message would be lost.
+_stderr_fd = 2
 
 
 class DeadlinePassed(BaseException):
@@ -50,6 +54,10 @@ class DeadlinePassed(BaseException):
 
 def own_process() -> None:
     """Let deadlines end this process (called by the console script, never when embedded)."""
+    global _stderr_fd
+    if not _owns_process.is_set():
+        with contextlib.suppress(OSError):  # no fd 2 at all: the message goes nowhere anyway
+            _stderr_fd = os.dup(2)
     _owns_process.set()
 
 
@@ -149,15 +157,17 @@ def abort_run(message: str, *, hint: str | None, code: int) -> None:
 
     ``os._exit``: the main thread may be deep in XLA or in the user's code, and atexit
     handlers could wait on it. The message goes to file descriptor 2 directly: the main
-    thread may hold ``sys.stderr``'s lock. Flushing waits ``FLUSH_WAIT_S`` at most.
+    thread may hold ``sys.stderr``'s lock, and fd 2 may be caught for the while
+    (``_stderr_fd``). Flushing waits ``FLUSH_WAIT_S`` at most.
     """
     _flush_with_patience()
-    lines = "\x1b[?25h\n" if _is_tty(2) else ""  # a progress bar may have hidden the cursor
+    # A progress bar may have hidden the cursor.
+    lines = "\x1b[?25h\n" if _is_tty(_stderr_fd) else ""
     lines += f"Error: {message}\n"
     if hint:
         lines += f"Hint: {hint}\n"
     with contextlib.suppress(OSError):
-        os.write(2, lines.encode("utf-8", "replace"))
+        os.write(_stderr_fd, lines.encode("utf-8", "replace"))
     os._exit(int(code))
 
 
