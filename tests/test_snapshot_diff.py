@@ -241,7 +241,8 @@ def test_plain_diff_options_are_the_typer_commands() -> None:
     import typer.main
 
     from jaxinspect.cli.app import app
-    from jaxinspect.cli.commands.diff import FLAG_OPTIONS, VALUE_OPTIONS, DiffArgs
+    from jaxinspect.cli.commands.diff import DiffArgs
+    from jaxinspect.cli.diffargv import FLAG_OPTIONS, VALUE_OPTIONS
 
     command = typer.main.get_command(app).commands["diff"]  # type: ignore[attr-defined]
     options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}

@@ -396,7 +396,7 @@ import os, sys
 from pathlib import Path
 from jaxinspect.cli.entry import run
 from jaxinspect.snapshot.loosefile import count_parts, read_text, start_count
-from jaxinspect.textdiff.linematch import terminated
+from jaxinspect.textdiff.terminated import terminated
 
 old, new, small, folder = map(Path, sys.argv[1:5])
 early = start_count(old, new)
@@ -438,3 +438,94 @@ def test_early_count_of_a_large_old_file(hlo_texts: dict[str, str], tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == ["2", "no child left", ""]
     assert "--fail-on" in done.stderr
+
+
+# The console script forks the count first, before the diff's own modules are imported.
+_FIRST = r"""
+import os, sys
+def at_fork():
+    loaded = sorted(m for m in ("dataclasses", "jaxinspect.cli.commands.diff",
+                                "jaxinspect.snapshot.compare", "jaxinspect.xla.hlocount")
+                    if m in sys.modules)
+    os.write(2, f"loaded at fork: {loaded}\n".encode())
+os.register_at_fork(before=at_fork)
+from jaxinspect.cli.entry import main
+sys.argv = ["jaxinspect", *sys.argv[1:]]
+main()
+"""
+
+# A count started first is handed over for the same paths only, and stopped otherwise.
+_HANDOVER = r"""
+import os, sys
+from pathlib import Path
+from jaxinspect.snapshot import loosefile
+
+old, new = sys.argv[1:3]
+def no_child() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+loosefile.prestart_count(old, new)
+first = loosefile._prestarted
+assert first is not None and first.parts._pid
+assert loosefile.start_count(Path(old), Path(new)) is first and loosefile._prestarted is None
+first.parts.close()
+loosefile.prestart_count(old, new)
+other = loosefile.start_count(Path(new), Path(old))  # other paths: a count of its own
+assert other is not None and other.path == Path(new)
+other.parts.close()
+print("stopped other", no_child())
+loosefile.prestart_count(old, new)
+loosefile.drop_prestarted()
+print("dropped", loosefile._prestarted is None and no_child())
+"""
+
+
+def _big_pair(hlo_texts: dict[str, str], tmp_path: Path) -> list[str]:
+    lines = hlo_texts["normalized"].splitlines()
+    big = "\n".join(lines + lines[1:] * (MIN_FORK_CHARS // len(hlo_texts["normalized"]) + 1))
+    (tmp_path / "old.txt").write_text(big)
+    (tmp_path / "new.txt").write_text(big.replace("f32", "bf16", 3))
+    return [str(tmp_path / "old.txt"), str(tmp_path / "new.txt")]
+
+
+def test_the_console_script_counts_a_large_old_file_before_importing_the_diff(
+    hlo_texts: dict[str, str], tmp_path: Path
+) -> None:
+    paths = _big_pair(hlo_texts, tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    argv = ["diff", "--color", "never", *paths]
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST, *argv], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[0] == "loaded at fork: []"
+    reference = subprocess.run(
+        [sys.executable, "-m", "jaxinspect", *argv], capture_output=True, text=True, env=env
+    )
+    assert reference.returncode == 1 and done.stdout == reference.stdout
+    assert "+++ " in done.stdout and "bf16" in done.stdout
+    # Not a plain diff after all (a bad value): the typer path reports it as before.
+    bad = subprocess.run(
+        [sys.executable, "-c", _FIRST, "diff", "--format", "xml", *paths],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert bad.returncode == 2 and "xml" in bad.stderr
+
+
+def test_a_count_started_first_is_handed_over_or_stopped(
+    hlo_texts: dict[str, str], tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _HANDOVER, *_big_pair(hlo_texts, tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["stopped other True", "dropped True"]

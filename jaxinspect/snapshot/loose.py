@@ -22,7 +22,7 @@ from jaxinspect.snapshot.model import (
     collectives_of,
 )
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
-from jaxinspect.textdiff.linematch import terminated
+from jaxinspect.textdiff.terminated import terminated
 from jaxinspect.xla.hlocount import HloCount, apply_delta, count_hlo, line_delta
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")

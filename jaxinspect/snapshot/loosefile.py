@@ -12,33 +12,58 @@ from __future__ import annotations
 import mmap
 import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from jaxinspect.errors import UsageError
 from jaxinspect.snapshot.background import Pending, in_background, will_fork
-from jaxinspect.textdiff.linematch import terminated
-from jaxinspect.xla.hlocount import Bodies, count_hlo
+from jaxinspect.textdiff.terminated import terminated
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from jaxinspect.xla.hlocount import Bodies
 
 #: An HLO text's op counts, fusion calls and bodies: ``count_hlo``'s result but the text
 #: itself, which need not travel back from a forked child.
-CountParts = tuple[Counter[str], Counter[str], Bodies]
+CountParts = tuple[Counter[str], Counter[str], "Bodies"]
 
 
 class EarlyCount(NamedTuple):
     """An old file read, and the count of its ops started (see ``start_count``)."""
 
     path: Path
+    new: Path
     text: str
     parts: Pending[CountParts]
 
 
 def count_parts(text: str) -> CountParts:
     """``count_hlo(text)`` less the text."""
+    # Imported here: the console script forks the count before it imports the diff (and the
+    # dataclasses these modules define), so the child imports what it needs in parallel.
+    from jaxinspect.xla.hlocount import count_hlo
+
     counted = count_hlo(text)
     return counted.ops, counted.calls, counted.bodies
+
+
+#: The count ``prestart_count`` started, until ``start_count`` takes it for the same paths.
+_prestarted: EarlyCount | None = None
+
+
+def prestart_count(old: str, new: str) -> None:
+    """``start_count`` as the first thing the console script does for a ``diff`` of these paths
+    (before it imports anything else); ``start_count`` hands it over, ``drop_prestarted``
+    stops it where the command turns out to be no plain ``diff``."""
+    global _prestarted
+    _prestarted = start_count(Path(old), Path(new))
+
+
+def drop_prestarted() -> None:
+    """Stop a count ``prestart_count`` started, if any is left."""
+    global _prestarted
+    if _prestarted is not None:
+        _prestarted.parts.close()
+        _prestarted = None
 
 
 def start_count(old: Path, new: Path) -> EarlyCount | None:
@@ -46,8 +71,15 @@ def start_count(old: Path, new: Path) -> EarlyCount | None:
 
     Only for two regular files, ``old`` an HLO text large enough to fork for; ``None``
     otherwise, or on any error, which ``load_sides`` then meets again and reports in its own
-    order. A file is read once: a pipe (``<(...)``) is left to ``load_sides``.
+    order. A file is read once: a pipe (``<(...)``) is left to ``load_sides``. A count
+    ``prestart_count`` started for the same paths is handed over, not started again.
     """
+    global _prestarted
+    early, _prestarted = _prestarted, None
+    if early is not None:
+        if early.path == old and early.new == new:
+            return early
+        early.parts.close()
     try:
         if not (old.is_file() and new.is_file()):
             return None
@@ -56,7 +88,7 @@ def start_count(old: Path, new: Path) -> EarlyCount | None:
         return None
     if guess_stage(text) != "hlo" or not will_fork(text):
         return None
-    return EarlyCount(old, text, in_background(count_parts, terminated(text)))
+    return EarlyCount(old, new, text, in_background(count_parts, terminated(text)))
 
 
 def guess_stage(text: str) -> str:

@@ -16,8 +16,8 @@ from jaxinspect.textdiff.linematch import (
     line_changes,
     split_lines,
     take_lines,
-    terminated,
 )
+from jaxinspect.textdiff.terminated import terminated
 
 Block = tuple[int, int, int]  # (start in a, start in b, length) of equal lines
 

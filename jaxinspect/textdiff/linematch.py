@@ -50,11 +50,6 @@ class Change:
     added: tuple[str, ...]
 
 
-def terminated(text: str) -> str:
-    """``text`` with a final newline, so every line ends with one (``""`` has no lines)."""
-    return text if not text or text.endswith("\n") else text + "\n"
-
-
 def line_changes(a: str, b: str) -> list[Change]:
     """The changed line runs between terminated texts ``a`` and ``b``, in order."""
     changes: list[Change] = []

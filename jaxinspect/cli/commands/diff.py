@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jaxinspect.cli.diffargv import diff_tokens
 from jaxinspect.cli.formats import ColorMode, OutputFormat, TextDiffMode
 
 if TYPE_CHECKING:
@@ -83,52 +84,24 @@ def register(app: "typer.Typer") -> None:
     app.command(name="diff")(diff)
 
 
-# Options that take a value: option string -> DiffArgs field. Flags: option -> (field, value).
-VALUE_OPTIONS = {
-    "--fail-on": "fail_on",
-    "--format": "output_format",
-    "-f": "output_format",
-    "--context": "context",
-    "--color": "color",
-    "--text-diff": "text_diff",
-}
-FLAG_OPTIONS = {
-    "--text": ("text", True),
-    "--no-text": ("text", False),
-    "--debug": ("debug", True),
-}
-
-
 def parse_plain_diff(argv: list[str]) -> DiffArgs | None:
     """``argv`` (after the program name) as a ``diff`` invocation, or ``None``.
 
     ``None`` for anything but ``diff`` with two paths and known options with valid values,
     so that typer parses it and reports what is wrong.
     """
-    if not argv or argv[0] != "diff":
+    tokens = diff_tokens(argv)
+    if tokens is None:
         return None
-    values: dict[str, Any] = {}
-    paths: list[str] = []
-    tokens = iter(argv[1:])
-    for token in tokens:
-        if token == "--":
-            paths.extend(tokens)
-        elif token in FLAG_OPTIONS:
-            field, flag = FLAG_OPTIONS[token]
-            values[field] = flag
-        elif token.startswith("-") and token != "-":
-            name, equals, attached = token.partition("=")
-            value = attached if equals else next(tokens, None)
-            if name not in VALUE_OPTIONS or value is None:
-                return None
-            parsed = _value(VALUE_OPTIONS[name], value)
-            if parsed is None:
-                return None
-            values[VALUE_OPTIONS[name]] = parsed
-        else:
-            paths.append(token)
+    raw, flags, paths = tokens
     if len(paths) != 2:
         return None
+    values: dict[str, Any] = dict(flags)
+    for field, text in raw.items():
+        parsed = _value(field, text)
+        if parsed is None:
+            return None
+        values[field] = parsed
     return DiffArgs(Path(paths[0]), Path(paths[1]), **values)
 
 
