@@ -23,16 +23,8 @@ from jaxinspect.snapshot.store import load_sides
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.textdiff import linematch
 from jaxinspect.textdiff.linediff import diff_lines, text_hunks, unified_hunks
-from jaxinspect.xla.hlocount import (
-    _FUSED_CALL,
-    _HEADER,
-    _KIND_CALL,
-    _OPCODE,
-    count_hlo,
-    counts_after,
-    find_bodies,
-    fusion_calls,
-)
+from jaxinspect.xla.hlocount import count_hlo, counts_after, find_bodies
+from jaxinspect.xla.hloscan import FUSED_CALL, HEADER, KIND_CALL, OPCODE, fusion_calls
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_programs"
 INSERTS = (
@@ -154,7 +146,7 @@ def test_body_index_finds_the_headers_one_pattern_finds(
     # span as the header pattern reads it, wherever ENTRY stands, and finds bodies by name.
     text = hlo_texts[flavour]
     for module in (text, _entry_first(text), "%first (p: f32[]) -> f32[] {\n}\n", ""):
-        headers = [(m.group(1), m.start(), m.end()) for m in _HEADER.finditer(module)]
+        headers = [(m.group(1), m.start(), m.end()) for m in HEADER.finditer(module)]
         stops = [*(start for _, start, _ in headers[1:]), len(module)]
         expected = [(name, end, stop) for (name, _, end), stop in zip(headers, stops, strict=False)]
         bodies = find_bodies(module)
@@ -315,17 +307,17 @@ def test_quick_resync_defers_to_a_nearer_agreement_outside_it() -> None:
 def _reference_count(text: str) -> tuple[Counter[str], Counter[str], list[tuple[str, int, int]]]:
     """What ``count_hlo`` counts, by its definition: one header pattern, then each body's
     opcodes unless a fusion calls it (``count_hlo`` splits and joins the text instead)."""
-    callees = _KIND_CALL.findall(text)
+    callees = KIND_CALL.findall(text)
     if len(callees) != text.count(" fusion("):
-        callees = _FUSED_CALL.findall(text)
+        callees = FUSED_CALL.findall(text)
     calls = Counter(callees)
-    headers = list(_HEADER.finditer(text))
+    headers = list(HEADER.finditer(text))
     stops = [*(header.start() for header in headers[1:]), len(text)][: len(headers)]
     spans = [(h.group(1), h.end(), stop) for h, stop in zip(headers, stops, strict=True)]
-    ops = Counter(_OPCODE.findall(text, 0, headers[0].start() if headers else len(text)))
+    ops = Counter(OPCODE.findall(text, 0, headers[0].start() if headers else len(text)))
     for name, start, stop in spans:
         if name not in calls:
-            ops.update(_OPCODE.findall(text, start, stop))
+            ops.update(OPCODE.findall(text, start, stop))
     return ops, calls, spans
 
 
@@ -529,3 +521,21 @@ def test_a_count_started_first_is_handed_over_or_stopped(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["stopped other True", "dropped True"]
+
+
+def test_the_forked_count_imports_no_dataclasses(hlo_texts: dict[str, str]) -> None:
+    # The count child is forked before the diff's modules are imported: it must not import
+    # them itself (dataclasses alone costs a tenth of the count).
+    code = (
+        "import sys\n"
+        "from jaxinspect.snapshot.loosefile import count_parts\n"
+        "ops, calls, names, starts, ends = count_parts(sys.stdin.read())\n"
+        "assert ops and calls and len(starts) == len(ends) == len(names.split())\n"
+        "print(sorted(m for m in ('dataclasses', 'difflib', 'jaxinspect.xla.hlocount')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=hlo_texts["normalized"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from jaxinspect.snapshot.background import Pending, in_background
-from jaxinspect.snapshot.loosefile import CountParts, count_parts, guess_stage
+from jaxinspect.snapshot.loosefile import count_parts, guess_stage
 from jaxinspect.snapshot.model import (
     COST_KEYS,
     MEMORY_KEYS,
@@ -23,7 +23,8 @@ from jaxinspect.snapshot.model import (
 )
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.terminated import terminated
-from jaxinspect.xla.hlocount import HloCount, apply_delta, count_hlo, line_delta
+from jaxinspect.xla.hlocount import apply_delta, count_hlo, counted, line_delta
+from jaxinspect.xla.hloscan import ModuleScan
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
 # The func dialect prints its ops without the prefix inside a function body.
@@ -90,7 +91,7 @@ def _hlo_counts_and_diff(
     new: str,
     diff: LineDiff | None,
     meanwhile: Callable[[], object] | None = None,
-    pending: Callable[[], CountParts] | None = None,
+    pending: Callable[[], ModuleScan] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
@@ -104,8 +105,7 @@ def _hlo_counts_and_diff(
         delta = line_delta(diff.a, diff.b, diff.changes)
         if meanwhile is not None:
             meanwhile()
-        ops, calls, bodies = pending()
-        old_counts = HloCount(ops, calls, diff.a, bodies)
+        old_counts = counted(diff.a, pending())
     else:
         old_counts = count_hlo(diff.a)
         delta = line_delta(diff.a, diff.b, diff.changes)
@@ -138,7 +138,7 @@ def loose_pair(
     old: str,
     new: str | Callable[[], str],
     meanwhile: Callable[[], object] | None = None,
-    parts: Pending[CountParts] | None = None,
+    parts: Pending[ModuleScan] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 

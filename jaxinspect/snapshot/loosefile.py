@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -20,11 +19,7 @@ from jaxinspect.snapshot.background import Pending, in_background, will_fork
 from jaxinspect.textdiff.terminated import terminated
 
 if TYPE_CHECKING:
-    from jaxinspect.xla.hlocount import Bodies
-
-#: An HLO text's op counts, fusion calls and bodies: ``count_hlo``'s result but the text
-#: itself, which need not travel back from a forked child.
-CountParts = tuple[Counter[str], Counter[str], "Bodies"]
+    from jaxinspect.xla.hloscan import ModuleScan
 
 
 class EarlyCount(NamedTuple):
@@ -33,17 +28,15 @@ class EarlyCount(NamedTuple):
     path: Path
     new: Path
     text: str
-    parts: Pending[CountParts]
+    parts: Pending[ModuleScan]
 
 
-def count_parts(text: str) -> CountParts:
-    """``count_hlo(text)`` less the text."""
-    # Imported here: the console script forks the count before it imports the diff (and the
-    # dataclasses these modules define), so the child imports what it needs in parallel.
-    from jaxinspect.xla.hlocount import count_hlo
+def count_parts(text: str) -> ModuleScan:
+    """``hloscan.scan_module(text)``, imported here: the console script forks the count before
+    it imports the diff, and the child imports no more than the scan needs."""
+    from jaxinspect.xla.hloscan import scan_module
 
-    counted = count_hlo(text)
-    return counted.ops, counted.calls, counted.bodies
+    return scan_module(text)
 
 
 #: The count ``prestart_count`` started, until ``start_count`` takes it for the same paths.

@@ -2,52 +2,20 @@
 
 A computation runs from its header line (``%name (...) -> ... {``, or ``ENTRY %name ...``) to
 the next header; a fused computation is one a ``fusion(...)`` instruction ``calls=``. Every
-pattern below stays within one line, so a line's contribution depends on that line and on the
-header above it alone: that is what lets ``counts_after`` update a histogram from a line diff.
+pattern (in ``hloscan``, with the whole-text scan) stays within one line, so a line's
+contribution depends on that line and on the header above it alone: that is what lets
+``counts_after`` update a histogram from a line diff.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
-from functools import cache
 
 from jaxinspect.textdiff.linematch import Change
-
-# The first " = " of an instruction line is its assignment (metadata and configs have none).
-_OPCODE = re.compile(r" = (?:\([^\n]*?\)|[^ \n]+) ([a-z][\w\-]*)\(")
-_HEADER = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) [^\n]*\{(?=\n|\Z)")
-_FUSED_CALL = re.compile(r" fusion\([^\n]*?calls=%([\w.\-]+)")
-# XLA prints a fusion's kind right before its callee; a literal start scans twice as fast.
-_KIND_CALL = re.compile(r" kind=k\w+, calls=%([\w.\-]+)")
-
-
-class _Scan:
-    """The patterns of a whole-text count, compiled with the given flags.
-
-    An ASCII text (as XLA prints it) is read with ``re.ASCII``: the same matches there
-    (``\\w`` means the same on ASCII characters), and its character classes test faster
-    (the count of a 200,000-line module about 15% faster). Splitting the text into strings
-    instead of scanning it in place ran fewer instructions but took longer: fresh memory.
-    """
-
-    def __init__(self, flags: int) -> None:
-        self.opcode = re.compile(_OPCODE.pattern, flags)
-        self.header = re.compile(_HEADER.pattern, flags)
-        self.calls = (re.compile(_KIND_CALL.pattern, flags), re.compile(_FUSED_CALL.pattern, flags))
-
-
-@cache
-def _scan_with(flags: int) -> _Scan:
-    # Compiled on first use: in ``diff``'s forked child, not before the fork.
-    return _Scan(flags)
-
-
-def _scan(text: str) -> _Scan:
-    return _scan_with(re.ASCII if text.isascii() else 0)
+from jaxinspect.xla.hloscan import HEADER, OPCODE, ModuleScan, fusion_calls, headers, scan_module
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,49 +75,24 @@ def body_ops(text: str, names: Collection[str], bodies: Bodies) -> dict[str, Cou
     wanted = set(names)
     ops: dict[str, Counter[str]] = {name: Counter() for name in wanted}
     for name, start, stop in bodies.named(wanted) if wanted else []:
-        ops[name].update(_OPCODE.findall(text, start, stop))
+        ops[name].update(OPCODE.findall(text, start, stop))
     return ops
 
 
 def count_hlo(text: str) -> HloCount:
     """Opcode counts outside fused computations, with what ``counts_after`` needs."""
-    scan = _scan(text)
-    calls = fusion_calls(text, scan)
-    bodies = _find_bodies(text, scan)
-    # findall on the text itself, body by body: slicing or splitting 14 MB into new strings
-    # costs more than scanning it (fresh memory is slow to touch).
-    ops = scan.opcode.findall(text, 0, bodies.top)
-    for name, start, stop in bodies.spans():
-        if name not in calls:
-            ops += scan.opcode.findall(text, start, stop)
-    return HloCount(Counter(ops), calls, text, bodies)
+    return counted(text, scan_module(text))
+
+
+def counted(text: str, scan: ModuleScan) -> HloCount:
+    """The count of ``text`` from ``scan_module(text)`` (computed elsewhere: a forked child)."""
+    ops, calls, names, starts, ends = scan
+    return HloCount(ops, calls, text, Bodies(names, starts, ends, len(text)))
 
 
 def find_bodies(text: str) -> Bodies:
     """Where each computation's body lies: from the end of its header to the next header."""
-    return _find_bodies(text, _scan(text))
-
-
-def _find_bodies(text: str, scan: _Scan) -> Bodies:
-    headers = list(scan.header.finditer(text))
-    return Bodies(
-        "\n".join([header.group(1) for header in headers]),
-        array("q", [header.start() for header in headers]),
-        array("q", [header.end() for header in headers]),
-        len(text),
-    )
-
-
-def fusion_calls(text: str, scan: _Scan | None = None) -> Counter[str]:
-    """Computations that ``fusion(`` instructions call: the first ``calls=%name`` after each.
-
-    ``scan``: the patterns to use (``_KIND_CALL`` and ``_FUSED_CALL`` if not given).
-    """
-    kind_call, fused_call = (_KIND_CALL, _FUSED_CALL) if scan is None else scan.calls
-    callees = kind_call.findall(text)
-    if len(callees) != text.count(" fusion("):  # not one per fusion as XLA prints them
-        callees = fused_call.findall(text)
-    return Counter(callees)
+    return Bodies(*headers(text), len(text))
 
 
 def counts_after(old: HloCount, a: str, b: str, changes: tuple[Change, ...]) -> Counter[str] | None:
@@ -190,8 +133,8 @@ def line_delta(a: str, b: str, changes: tuple[Change, ...]) -> LineDelta | None:
         if after_a != after_b:  # unchanged lines up to the next header change computation
             start = change.b_pos + sum(len(line) + 1 for line in change.added)
             stop = changes[k + 1].b_pos if k + 1 < len(changes) else len(b)
-            header = _HEADER.search(b, start - 1, stop)
-            moved = Counter(_OPCODE.findall(b, start, header.start() if header else stop))
+            header = HEADER.search(b, start - 1, stop)
+            moved = Counter(OPCODE.findall(b, start, header.start() if header else stop))
             delta[after_a].subtract(moved)
             delta[after_b].update(moved)
     return LineDelta(dict(delta), calls)
@@ -244,10 +187,10 @@ def _attribute(
     # the text is no header (none starts the text).
     block = "\n" + "\n".join(lines)
     start = 0
-    for header in _HEADER.finditer(block, 1 if first == 0 else 0):
-        _add(delta, name, _OPCODE.findall(block, start, header.start()), sign)
+    for header in HEADER.finditer(block, 1 if first == 0 else 0):
+        _add(delta, name, OPCODE.findall(block, start, header.start()), sign)
         name, start = header.group(1), header.end()
-    _add(delta, name, _OPCODE.findall(block, start), sign)
+    _add(delta, name, OPCODE.findall(block, start), sign)
     return name
 
 
@@ -281,7 +224,7 @@ class _HeaderTracker:
             if brace < 0:
                 break
             line_start = text.rfind("\n", 0, brace)
-            match = _HEADER.match(text, line_start) if line_start >= 0 else None
+            match = HEADER.match(text, line_start) if line_start >= 0 else None
             if match is not None and match.end() == brace + 1:
                 self._name = match.group(1)
                 break
