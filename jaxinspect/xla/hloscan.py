@@ -36,7 +36,10 @@ class _Scan:
 
     def __init__(self, flags: int) -> None:
         self.opcode = re.compile(OPCODE.pattern, flags)
-        self.header = re.compile(HEADER.pattern, flags)
+        # HEADER as two patterns: a leading optional group leaves the regex engine nothing
+        # but "\n" to search for, and it tries the rest at every line (a quarter of a count).
+        self.header = re.compile(HEADER.pattern.replace("(?:ENTRY )?", ""), flags)
+        self.entry = re.compile(HEADER.pattern.replace("(?:ENTRY )?", "ENTRY "), flags)
         self.calls = (re.compile(KIND_CALL.pattern, flags), re.compile(FUSED_CALL.pattern, flags))
 
 
@@ -68,12 +71,23 @@ def scan_module(text: str) -> ModuleScan:
 
 def headers(text: str, scan: _Scan | None = None) -> tuple[str, array[int], array[int]]:
     """The computations' names (one per line, ``""`` if none), where each header starts and
-    where it ends (its body's start)."""
-    found = list((scan or _scan(text)).header.finditer(text))
+    where it ends (its body's start): the matches of ``HEADER``, in order."""
+    scan = scan or _scan(text)
+    found = [(m.start(), m.end(), m.group(1)) for m in scan.header.finditer(text)]
+    # ENTRY heads one computation of a module: looked for with str.find, which skips ahead
+    # (a regex search would walk the text once more); each match is on a line of its own.
+    entry = text.find("\nENTRY %")
+    if entry >= 0:
+        while entry >= 0:
+            match = scan.entry.match(text, entry)
+            if match is not None:
+                found.append((match.start(), match.end(), match.group(1)))
+            entry = text.find("\nENTRY %", entry + 1)
+        found.sort()
     return (
-        "\n".join([header.group(1) for header in found]),
-        array("q", [header.start() for header in found]),
-        array("q", [header.end() for header in found]),
+        "\n".join([name for _, _, name in found]),
+        array("q", [start for start, _, _ in found]),
+        array("q", [end for _, end, _ in found]),
     )
 
 
