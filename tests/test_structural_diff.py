@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -223,3 +226,55 @@ def test_a_constant_changed_in_one_of_similar_fusions_is_its_lines(tmp_path: Pat
     assert changed_lines("hlo", a, b) <= changed_lines("hlo", a, b, structural=False)
     changed = structural_diff("hlo", diff_lines(a, b)).lines.changes
     assert all("constant(" in line for c in changed for line in (*c.removed, *c.added))
+
+
+# The whole old text's names are read in a forked child while the matching runs (diff's CLI
+# passes snapshot.background.in_background); the result is the one computed inline.
+_ASIDE = r"""
+import os, sys
+from jaxinspect.snapshot.background import in_background
+from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.structural import structural_diff
+
+a, b = (open(path).read() for path in sys.argv[1:3])
+plain = diff_lines(a, b)
+forks = []
+os.register_at_fork(before=lambda: forks.append(1))
+aside = structural_diff("hlo", plain, in_background)
+assert forks, "no child forked"
+inline = structural_diff("hlo", plain)
+assert aside == inline and aside.renamed > 0 and aside.lines.changes
+try:
+    os.waitpid(-1, os.WNOHANG)
+except ChildProcessError:
+    print("same, no child left")
+"""
+
+
+def test_the_old_text_s_names_read_aside_give_the_same_diff(
+    transformer_pair: tuple[Snapshot, Snapshot], tmp_path: Path
+) -> None:
+    from jaxinspect.snapshot.background import MIN_FORK_CHARS
+
+    module = transformer_pair[0].text("hlo") or ""
+    head, *body = module.splitlines()
+    name = re.compile(r"%([\w.\-]+)")
+    copies = MIN_FORK_CHARS // len(module) + 2
+    old = [head] + [
+        name.sub(lambda m, c=copy: f"%{m.group(1)}_L{c}", line)
+        for copy in range(copies)
+        for line in body
+    ]
+    new = [line.replace("_L1", "_M1") for line in old]  # one copy renamed throughout
+    new[len(body) // 2] = new[len(body) // 2].replace("f32", "bf16", 1)  # one real edit
+    (tmp_path / "old.txt").write_text("\n".join(old) + "\n")
+    (tmp_path / "new.txt").write_text("\n".join(new) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _ASIDE, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "same, no child left\n"

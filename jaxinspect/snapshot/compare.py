@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from jaxinspect.snapshot.background import in_background, will_fork
 from jaxinspect.snapshot.diffreport import MetricChange, OpChange, SnapshotDiff, TextChange
 from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
@@ -98,7 +99,9 @@ def _texts(
         if not structural:
             out.append(TextChange(stage, a_name, b_name, tuple(diff.hunks(context))))
             continue
-        matched = structural_diff(stage, diff)
+        # A large old text's whole-text names are read in a forked child meanwhile.
+        aside = in_background if will_fork(diff.a) else None
+        matched = structural_diff(stage, diff, aside)
         if not matched.lines.changes:
             continue  # only names differ: no change in meaning
         change = TextChange(

@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
@@ -65,8 +66,42 @@ class _Line:
     header: bool = False
 
 
-def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
-    """``plain`` (a line diff) redone with the old text's names rewritten where values match."""
+class Pending(Protocol):
+    """A value being computed: call for it; ``close`` where it is no longer wanted."""
+
+    def __call__(self) -> TextNames: ...
+
+    def close(self) -> None: ...
+
+
+#: Starts ``function(text)``: ``diff`` passes one that computes it in a forked child
+#: (``snapshot.background.in_background``), so two cores share the work.
+RunAside = Callable[[Callable[[str], "TextNames"], str], Pending]
+
+
+class _Later:
+    """``function(text)`` computed in this process, when first asked for (then kept)."""
+
+    def __init__(self, function: Callable[[str], TextNames], text: str) -> None:
+        self._function, self._text = function, text
+        self._value: TextNames | None = None
+
+    def __call__(self) -> TextNames:
+        if self._value is None:
+            self._value = self._function(self._text)
+        return self._value
+
+    def close(self) -> None:
+        pass
+
+
+def structural_diff(stage: str, plain: LineDiff, aside: RunAside | None = None) -> StructuralDiff:
+    """``plain`` (a line diff) redone with the old text's names rewritten where values match.
+
+    ``aside``, if given, starts computing the whole old text's defined and called names (HLO),
+    which the renaming needs last, while the changed computations are parsed and matched;
+    else they are computed here, where needed.
+    """
     if not plain.changes:
         return StructuralDiff(plain, 0, (), (), ())
     dialect, rename = _DIALECTS.get(stage, (None, None))
@@ -75,6 +110,21 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     parse = _memoized(dialect)
     if not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
+    start = aside if aside is not None and stage == "hlo" else _Later
+    names = start(text_names, plain.a)
+    try:
+        return _renamed(stage, plain, parse, rename, names)
+    finally:
+        names.close()  # no child left behind where the names were not needed
+
+
+def _renamed(
+    stage: str,
+    plain: LineDiff,
+    parse: Callable[[str], _Line],
+    rename: Callable[[str, dict[str, str]], str],
+    names: Callable[[], TextNames],
+) -> StructuralDiff:
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
@@ -83,7 +133,7 @@ def structural_diff(stage: str, plain: LineDiff) -> StructuralDiff:
     old = _Side(a_lines, _blocks(stage, a_lines, _touched(plain.changes, "a")), parse)
     new = _Side(b_lines, _blocks(stage, b_lines, _touched(plain.changes, "b")), parse)
     paired = _match(old, new, plain.changes, parse)
-    renaming, fresh = _bijective(stage, plain.a, old, paired)
+    renaming, fresh = _bijective(stage, names, old, paired)
     for i in sorted(old.parsed):
         a_lines[i] = rename(a_lines[i], renaming)
     final = diff_lines("\n".join(a_lines), plain.b)
@@ -478,7 +528,7 @@ _LEFTOVER_KEYS: tuple[Callable[[_Side, str], object] | None, ...] = (
 
 
 def _bijective(
-    stage: str, text: str, old: _Side, paired: dict[str, str]
+    stage: str, names: Callable[[], TextNames], old: _Side, paired: dict[str, str]
 ) -> tuple[dict[str, str], int]:
     """The renaming applied to the old text: ``paired`` cut down to a bijection, so the old
     side shown is always the old program under other names (never two values under one name).
@@ -497,12 +547,14 @@ def _bijective(
     renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
     elsewhere: set[str] = set()  # names defined where the old text is not rewritten
     if stage == "hlo":
-        pinned |= _called_elsewhere(text, old, {o for o in renaming if old.is_computation(o)})
+        computations = {o for o in renaming if old.is_computation(o)}
+        if computations:
+            pinned |= _called_elsewhere(names().callees, old, computations)
         renaming = {o: n for o, n in renaming.items() if o not in pinned}
         # A new name that an unchanged line of the old text defines stays that line's; and
         # fresh names must be new to the whole text.
         if any(n not in universe or n not in renaming for n in renaming.values()):
-            elsewhere = _defined(text)
+            elsewhere = names().defined()
     targets: set[str] = set()
     for before, after in list(renaming.items()):  # one old value per new name
         if after in targets:
@@ -554,12 +606,6 @@ def _fresh(stage: str, name: str, used: Callable[[str], bool]) -> str:
 _HLO_DEFINES = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = ")
 _HLO_HEADS = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) \(")
 
-
-def _defined(text: str) -> set[str]:
-    """The names that lines of HLO ``text`` define."""
-    return {*_HLO_DEFINES.findall(text), *_HLO_HEADS.findall(text)}
-
-
 #: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
 #: in lists, ``branch_computations={%a, %b}`` (two patterns: each starts with a literal, which
 #: the regex engine finds fast).
@@ -567,23 +613,44 @@ _HLO_CALLEE = re.compile(r"=%([\w.\-]+)")
 _HLO_CALLEES = re.compile(r"computations=\{([^}]*)")
 
 
-def _called_elsewhere(text: str, old: _Side, computations: set[str]) -> set[str]:
-    """Those of ``computations`` that a line the diff does not rewrite calls."""
-    if not computations:
-        return set()
-    total = _callee_counts(text, computations)
+class TextNames(NamedTuple):
+    """What the renaming needs of the whole old HLO text: the names its lines define (one per
+    line, kept as one string: a forked child sends it back in a few milliseconds), and how
+    often each computation is named as a callee."""
+
+    joined_defined: str
+    callees: Counter[str]
+
+    def defined(self) -> set[str]:
+        """The names that lines of the text define."""
+        return set(self.joined_defined.split("\n")) if self.joined_defined else set()
+
+
+def text_names(text: str) -> TextNames:
+    """The whole text's defined names and callee counts: two scans of a large text, run
+    beside the matching (``structural_diff``'s ``aside``)."""
+    defined = {*_HLO_DEFINES.findall(text), *_HLO_HEADS.findall(text)}
+    return TextNames("\n".join(defined), _callee_counts(text, None))
+
+
+def _called_elsewhere(total: Counter[str], old: _Side, computations: set[str]) -> set[str]:
+    """Those of ``computations`` that a line the diff does not rewrite calls (``total``: how
+    often the whole text names each callee)."""
     inside: Counter[str] = Counter()
     for i in old.parsed:
         line = old.lines[i]
         if "=%" in line:
             inside.update(_callee_counts(line, computations))
-    return {name for name, count in total.items() if count > inside[name]}
+    return {name for name in computations if total[name] > inside[name]}
 
 
-def _callee_counts(text: str, computations: set[str]) -> Counter[str]:
+def _callee_counts(text: str, computations: set[str] | None) -> Counter[str]:
+    """How often ``text`` names each callee (of ``computations`` only, unless ``None``)."""
     names = _HLO_CALLEE.findall(text)
     for listed in _HLO_CALLEES.findall(text):
         names += _HLO_NAME.findall(listed)
+    if computations is None:
+        return Counter(names)
     return Counter(name for name in names if name in computations)
 
 
