@@ -180,7 +180,9 @@ def _analyse(
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
-    options = InspectOptions(backend=backend, sections=("memory",), execute=False, live_peak=True)
+    options = InspectOptions(
+        backend=backend, sections=("memory",), execute=False, live_peak=True, stage_texts=False
+    )
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):

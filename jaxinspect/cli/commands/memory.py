@@ -87,7 +87,7 @@ def _analyse(
     with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
         # One trace/lower/compile, the compile writing XLA's buffer assignment to the dump.
         options = InspectOptions(
-            backend=backend, sections=("memory",), execute=False, live_peak=True
+            backend=backend, sections=("memory",), execute=False, live_peak=True, stage_texts=False
         )
         run = run_dumped(loaded, spec, options)
     # Collections would walk the analysis' objects, not all of jax's again (the frozen heap),
