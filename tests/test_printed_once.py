@@ -15,6 +15,7 @@ from conftest import sample
 from jaxinspect import jaxapi
 from jaxinspect.inputs.spec import load_spec, parse_spec_text
 from jaxinspect.inputs.target import load_target
+from jaxinspect.pipeline import analyses
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.xla.collectives import compiled_collectives, spells_no_collective
 
@@ -83,3 +84,27 @@ def test_the_as_text_printing_is_made_once_per_executable() -> None:
     assert first == compiled.as_text()
     assert jaxapi.optimized_hlo_text(compiled) is first
     assert jaxapi.printed_module(compiled, "a test") is first
+
+
+@pytest.mark.parametrize(
+    ("target", "spec"),
+    [
+        ("rnn.py:run", "rnn.yaml"),  # a while loop
+        ("cholesky.py:factor", "cholesky.yaml"),  # LAPACK custom calls on CPU
+        ("mlp.py:predict", "mlp.yaml"),  # none
+        ("transformer.py:block", "transformer.yaml"),
+    ],
+)
+def test_the_control_flow_found_in_the_text_is_the_walk_s(target: str, spec: str) -> None:
+    _, artifacts = run_inspection(
+        load_target(sample(target)), load_spec(sample(spec)), InspectOptions(execute=False)
+    )
+    compiled = artifacts.compiled
+    walked = any(
+        instruction.opcode.name in analyses._CONTROL_FLOW
+        for module in jaxapi.optimized_hlo_modules(compiled) or ()
+        for computation in module.computations()
+        for instruction in computation.instructions()
+    )
+    assert analyses._has_control_flow(compiled) == walked
+    assert walked == (target in ("rnn.py:run", "cholesky.py:factor"))
