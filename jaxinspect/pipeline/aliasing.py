@@ -39,9 +39,7 @@ def buffer_aliases(
     """The executable's input/output aliases, named by argument and output pytree paths."""
     import jax
 
-    text = jaxapi.compiled_module_text(compiled, "the buffer aliases")
-    header = text[: text.find("\n")]
-    entries = parse_input_output_alias(header)
+    entries = parse_input_output_alias(jaxapi.compiled_module_header(compiled))
     if not entries:
         return ()
     inputs = _input_paths(traced, lowered, plan, jax)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect.jsonfields import Count, Positive, js
@@ -207,6 +207,7 @@ class _Walker:
         self.ops: list[OpCost] = []
         self.loops: list[LoopInfo] = []
         self.flags: list[CostFlag] = []
+        self._fused_counts: dict[int, tuple[tuple[str, int], ...]] = {}  # structure -> counts
 
     def walk(self, comp: HloComputation, runs: int, path: tuple[tuple[str, str], ...]) -> None:
         for instr in comp.instructions:
@@ -215,7 +216,7 @@ class _Walker:
             elif instr.opcode == "call" and instr.callee("to_apply"):
                 self.walk(self.hlo.computation(str(instr.callee("to_apply"))), runs, path)
             elif instr.opcode != "parameter":
-                self.ops.append(replace(self._op(comp, instr, runs), loops=path))
+                self.ops.append(self._op(comp, instr, runs, path))
 
     def _loop(
         self, comp: HloComputation, instr: HloInstr, runs: int, path: tuple[tuple[str, str], ...]
@@ -231,7 +232,9 @@ class _Walker:
         for (callee, executions), role in zip(instr.loop_runs(runs), _ROLES, strict=True):
             self.walk(self.hlo.computation(callee), executions, (*path, (instr.name, role)))
 
-    def _op(self, comp: HloComputation, instr: HloInstr, runs: int) -> OpCost:
+    def _op(
+        self, comp: HloComputation, instr: HloInstr, runs: int, loops: tuple[tuple[str, str], ...]
+    ) -> OpCost:
         per_run = self._xla_cost(comp, instr)
         if instr.opcode == "conditional":
             self._flag(
@@ -260,6 +263,7 @@ class _Walker:
             shares=self._shares(instr, per_run, metadata),
             created_by_xla=metadata.created_by_xla,
             source_from=metadata.borrowed_from,
+            loops=loops,
         )
 
     def _shares(
@@ -310,10 +314,19 @@ class _Walker:
         callee = instr.callee("calls") if instr.opcode == "fusion" else None
         if callee is None:
             return ()
-        counts = Counter(
-            i.opcode for i in self.hlo.computation(callee).instructions if i.opcode != "parameter"
-        )
-        return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        # Counted once per structure: the fusions of 96 identical layers are 96 copies of
+        # each fused computation, whose opcodes their structure spells.
+        structure = self.xla.structure(callee)
+        known = self._fused_counts.get(structure)
+        if known is None:
+            counts = Counter(
+                i.opcode
+                for i in self.hlo.computation(callee).instructions
+                if i.opcode != "parameter"
+            )
+            known = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            self._fused_counts[structure] = known
+        return known
 
     def _source(self, instr: HloInstr) -> SourceLocation | None:
         return self.frames.user_location(instr.stack_frame_id, self.user)

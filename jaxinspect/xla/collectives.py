@@ -133,6 +133,16 @@ def compiled_collectives(
     return find_collectives(text, layout, user=user)
 
 
+def spells_no_collective(hlo_text: str) -> bool:
+    """True when a printed module spells no collective's opcode anywhere (a string search,
+    not a parse): it has none, and ``find_collectives`` finds none.
+
+    Any printing of the module answers alike: the print options add or drop only constants'
+    values and control dependencies' ``%names``, neither of which reads `` all-reduce``.
+    """
+    return "\nENTRY " in hlo_text and not any(f" {op}" in hlo_text for op in COLLECTIVES)
+
+
 def find_collectives(
     hlo_text: str, mesh: MeshLayout | None = None, *, user: UserCode | None = None
 ) -> CollectiveSummary:
@@ -146,9 +156,8 @@ def find_collectives(
     Raises:
         ValueError: The text is not a printed HLO module.
     """
-    if "\nENTRY " in hlo_text and not any(f" {op}" in hlo_text for op in COLLECTIVES):
-        # No opcode spelt like a collective anywhere (a string search, not a parse): a
-        # single-device program need not be parsed whole to find none.
+    if spells_no_collective(hlo_text):
+        # A single-device program need not be parsed whole to find none.
         return CollectiveSummary(())
     hlo = parse_module(hlo_text)
     devices = math.prod(int(n) for _, n in _HEADER_COUNT.findall(hlo.header))

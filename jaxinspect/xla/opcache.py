@@ -124,6 +124,10 @@ class OpCostCache:
         calls = tuple(self._structure(name) for _, name in instr.called)
         return root, shapes, calls
 
+    def structure(self, name: str) -> int:
+        """An id shared by the computations equal to ``name`` up to names, callees included."""
+        return self._structure(name)
+
     def _structure(self, name: str) -> int:
         """An id shared by the computations equal to ``name`` up to names, callees included."""
         known = self._computation_ids.get(name)

@@ -170,8 +170,7 @@ def _analyse(
     runs: tuple[int | None, bool] = (None, False),
     assume: "tuple[TripAssumption, ...]" = (),
 ) -> "CostReport":
-    from rich.console import Console
-
+    from jaxinspect.cli.spinner import spinner
     from jaxinspect.cost.costbuild import build_cost_report
     from jaxinspect.cost.runner import cost_of_run
     from jaxinspect.inputs.target import load_target
@@ -180,10 +179,12 @@ def _analyse(
     from jaxinspect.xla.ownership import frames_recorded, resolve_user_code
 
     # One trace/lower/compile; "cost" is left out so the per-op analysis runs once, below.
-    options = InspectOptions(backend=backend, sections=("memory",), execute=False, live_peak=True)
+    options = InspectOptions(
+        backend=backend, sections=("memory",), execute=False, live_peak=True, stage_texts=False
+    )
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
-    with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
+    with spinner(f"analysing {target} …"), frames_recorded(user):
         source, artifacts = run_inspection(loaded, spec, options)
         measure_runs, measure = runs
         # Collections would walk the analysis' objects, not all of jax's again (the frozen

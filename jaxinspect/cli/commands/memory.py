@@ -73,8 +73,7 @@ def _analyse(
     profile: "DeviceProfile | None",
     user_code: list[str] | None,
 ) -> "MemoryReport":
-    from rich.console import Console
-
+    from jaxinspect.cli.spinner import spinner
     from jaxinspect.inputs.target import load_target
     from jaxinspect.memory.runner import build_memory_report
     from jaxinspect.pipeline.timing.quiet import frozen_heap, paused_gc
@@ -84,10 +83,10 @@ def _analyse(
 
     loaded = load_target(target)
     user = resolve_user_code(user_code or [], loaded.source_file)
-    with Console(stderr=True).status(f"analysing {target} …"), frames_recorded(user):
+    with spinner(f"analysing {target} …"), frames_recorded(user):
         # One trace/lower/compile, the compile writing XLA's buffer assignment to the dump.
         options = InspectOptions(
-            backend=backend, sections=("memory",), execute=False, live_peak=True
+            backend=backend, sections=("memory",), execute=False, live_peak=True, stage_texts=False
         )
         run = run_dumped(loaded, spec, options)
     # Collections would walk the analysis' objects, not all of jax's again (the frozen heap),

@@ -111,14 +111,10 @@ def stages(
 
 def inspect_with_status(target: str, spec: "Spec", options: "InspectOptions") -> "InspectionReport":
     """Inspect ``target``, with a spinner on stderr when someone is there to see it."""
+    from jaxinspect.cli.spinner import spinner
     from jaxinspect.stages.runner import inspect_target
 
-    if not sys.stderr.isatty():  # no one to see a spinner: skip importing rich.live for it
-        return inspect_target(target, spec, options)
-    from rich.console import Console
-
-    # Progress goes to stderr so stdout carries the report alone.
-    with Console(stderr=True).status(f"inspecting {target} …"):
+    with spinner(f"inspecting {target} …"):
         return inspect_target(target, spec, options)
 
 
