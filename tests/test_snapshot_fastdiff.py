@@ -539,3 +539,30 @@ def test_the_forked_count_imports_no_dataclasses(hlo_texts: dict[str, str]) -> N
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
+
+
+# Ctrl-C while the console script reads the old file, before the command's own handling.
+_CTRL_C_FIRST = r"""
+import sys
+from jaxinspect.snapshot import loosefile
+def interrupted(path):
+    raise KeyboardInterrupt
+loosefile.read_text = interrupted
+from jaxinspect.cli.entry import main
+sys.argv = ["jaxinspect", *sys.argv[1:]]
+main()
+"""
+
+
+def test_ctrl_c_while_the_old_file_is_read_first_exits_130_quietly(
+    hlo_texts: dict[str, str], tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_FIRST, "diff", *_big_pair(hlo_texts, tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""

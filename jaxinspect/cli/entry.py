@@ -16,14 +16,30 @@ T = TypeVar("T")
 def main() -> NoReturn:
     """Console-script entry point."""
     argv = sys.argv[1:]
-    if argv[:1] == ["diff"]:
-        # A short-lived process that builds no garbage cycles worth collecting: the collector
-        # would walk every object the imports create, again and again (about 5% of a diff).
-        gc.disable()
-        _prestart_diff_count(argv)  # first: everything imported below overlaps the count
-    from jaxinspect.cli.capture import report_only_stdout
+    try:
+        if argv[:1] == ["diff"]:
+            # A short-lived process that builds no garbage cycles worth collecting: the
+            # collector would walk every object the imports create, again and again.
+            gc.disable()
+            _prestart_diff_count(argv)  # first: everything imported below overlaps the count
+        _start(argv)
+        from jaxinspect.cli.capture import report_only_stdout
+        from jaxinspect.process.fastexit import exit_without_teardown
+    except KeyboardInterrupt:
+        # Ctrl-C before the command runs (reading the old file, importing): the exit code
+        # and the silence of an interrupted command, not a traceback of the imports.
+        from jaxinspect.errors import ExitCode
+
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    # Held to the very end: the user's threads may still print while the process ends.
+    with report_only_stdout():
+        exit_without_teardown(run(argv))
+
+
+def _start(argv: list[str]) -> None:
+    """What the process does before the command: a plain ``diff`` runs no user code, anything
+    else is re-run under a fixed hash seed; then its streams, Ctrl-C and ``--timeout``."""
     from jaxinspect.pipeline.timing.deadline import own_process
-    from jaxinspect.process.fastexit import exit_without_teardown
     from jaxinspect.process.hashseed import reexec_with_fixed_seed
     from jaxinspect.process.interrupts import install_sigint_handler
     from jaxinspect.process.streams import prepare_std_streams
@@ -37,9 +53,6 @@ def main() -> NoReturn:
     prepare_std_streams()
     install_sigint_handler()
     own_process()  # --timeout may end this process from its watchdog thread
-    # Held to the very end: the user's threads may still print while the process ends.
-    with report_only_stdout():
-        exit_without_teardown(run(argv))
 
 
 def run(argv: list[str]) -> object:
