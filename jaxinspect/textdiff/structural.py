@@ -66,7 +66,7 @@ class _Line:
     header: bool = False
 
 
-class Pending(Protocol):
+class PendingNames(Protocol):
     """A value being computed: call for it; ``close`` where it is no longer wanted."""
 
     def __call__(self) -> TextNames: ...
@@ -76,7 +76,7 @@ class Pending(Protocol):
 
 #: Starts ``function(text)``: ``diff`` passes one that computes it in a forked child
 #: (``snapshot.background.in_background``), so two cores share the work.
-RunAside = Callable[[Callable[[str], "TextNames"], str], Pending]
+RunAside = Callable[[Callable[[str], "TextNames"], str], PendingNames]
 
 
 class _Later:
