@@ -8,7 +8,7 @@ from jaxinspect.snapshot.background import in_background, will_fork
 from jaxinspect.snapshot.diffreport import MetricChange, OpChange, SnapshotDiff, TextChange
 from jaxinspect.snapshot.model import STAGE_FILES, Snapshot
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
-from jaxinspect.textdiff.structural import structural_diff
+from jaxinspect.textdiff.structural import EarlyNames, structural_diff
 
 #: The op changes of the collectives' executions per run, beside the stages' histograms.
 COLLECTIVES_STAGE = "collectives"
@@ -25,12 +25,14 @@ def diff_snapshots(
     line_diffs: Mapping[str, LineDiff] | None = None,
     *,
     structural: bool = True,
+    early: Mapping[str, EarlyNames] | None = None,
 ) -> SnapshotDiff:
     """Compare ``old`` and ``new``; stage texts are diffed with ``context`` lines.
 
     ``line_diffs`` holds stage texts' line diffs already computed (see ``load_sides``). With
     ``structural``, names are matched by structure first (``jaxinspect.textdiff.structural``),
     so a renumbering is no change; otherwise the normalized texts are diffed line by line.
+    ``early`` holds, by stage, what ``structural.early_names`` started for those line diffs.
     """
     return SnapshotDiff(
         a_label=a_label,
@@ -38,7 +40,9 @@ def diff_snapshots(
         toolchain=_toolchain(old, new),
         op_changes=_op_changes(old, new),
         metrics=_metrics(old, new),
-        texts=_texts(old, new, (a_label, b_label), context, line_diffs or {}, structural),
+        texts=_texts(
+            old, new, (a_label, b_label), context, line_diffs or {}, structural, early or {}
+        ),
     )
 
 
@@ -86,6 +90,7 @@ def _texts(
     context: int,
     line_diffs: Mapping[str, LineDiff],
     structural: bool,
+    early: Mapping[str, EarlyNames],
 ) -> tuple[TextChange, ...]:
     out = []
     for stage, filename in STAGE_FILES:
@@ -101,7 +106,7 @@ def _texts(
             continue
         # A large old text's whole-text names are read in a forked child meanwhile.
         aside = in_background if will_fork(diff.a) else None
-        matched = structural_diff(stage, diff, aside)
+        matched = structural_diff(stage, diff, aside, early.get(stage))
         if not matched.lines.changes:
             continue  # only names differ: no change in meaning
         change = TextChange(

@@ -92,6 +92,7 @@ def _hlo_counts_and_diff(
     diff: LineDiff | None,
     meanwhile: Callable[[], object] | None = None,
     pending: Callable[[], ModuleScan] | None = None,
+    diffed: Callable[[LineDiff], object] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
@@ -102,6 +103,8 @@ def _hlo_counts_and_diff(
         if pending is None:
             pending = in_background(count_parts, terminated(old))
         diff = diff_lines(old, new)
+        if diffed is not None:
+            diffed(diff)
         delta = line_delta(diff.a, diff.b, diff.changes)
         if meanwhile is not None:
             meanwhile()
@@ -139,6 +142,7 @@ def loose_pair(
     new: str | Callable[[], str],
     meanwhile: Callable[[], object] | None = None,
     parts: Pending[ModuleScan] | None = None,
+    diffed: Callable[[LineDiff], object] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 
@@ -147,7 +151,8 @@ def loose_pair(
     that reads the new text: a large HLO ``old`` is then being counted while it reads.
     ``meanwhile``, if given, may be called while a background count runs: work for an
     otherwise idle wait. ``parts``, if given, is ``old``'s count already started
-    (``loosefile.start_count``).
+    (``loosefile.start_count``). ``diffed``, if given, is called with the HLO pair's line
+    diff as soon as it is known (before the counts are derived from it).
     """
     stage = guess_stage(old)
     if stage != "hlo":
@@ -159,7 +164,9 @@ def loose_pair(
     except BaseException:
         pending.close()  # leave no child behind
         raise
-    old_counts, new_counts, diff = _hlo_counts_and_diff(old, new_text, None, meanwhile, pending)
+    old_counts, new_counts, diff = _hlo_counts_and_diff(
+        old, new_text, None, meanwhile, pending, diffed
+    )
     return (
         loose_snapshot(old, stage, old_counts),
         loose_snapshot(new_text, stage, new_counts),

@@ -209,12 +209,14 @@ def load_sides(
     new: Path,
     meanwhile: Callable[[], object] | None = None,
     early: EarlyCount | None = None,
+    diffed: Callable[[LineDiff], object] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """The two sides of ``diff``: two snapshot folders, or two stage text files.
 
     Also the line diffs already computed while reading, by stage (for ``diff_snapshots``).
     ``meanwhile`` is passed on to ``loose_pair``; ``early``, if given, is
     ``loosefile.start_count(old, new)``: the old file already read and being counted.
+    ``diffed`` is passed on to ``loose_pair``.
 
     Raises:
         UsageError: A path does not exist or cannot be read, or a folder meets a file.
@@ -227,8 +229,8 @@ def load_sides(
     if old.is_dir():
         return read_snapshot(old), read_snapshot(new), {}
     if early is not None and early.path == old:
-        return loose_pair(early.text, lambda: read_text(new), meanwhile, early.parts)
-    return loose_pair(read_text(old), lambda: read_text(new), meanwhile)
+        return loose_pair(early.text, lambda: read_text(new), meanwhile, early.parts, diffed)
+    return loose_pair(read_text(old), lambda: read_text(new), meanwhile, diffed=diffed)
 
 
 def _file_contents(snapshot: Snapshot) -> dict[str, bytes]:

@@ -25,18 +25,24 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from jaxinspect.textdiff.bulkrename import (
+    RenamedChanges,
+    renamed_changes,
+    renamed_names,
+    undo_renamed_changes,
+)
+from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
+from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
+from jaxinspect.textdiff.hlonames import INSTRUCTION as _HLO_INSTRUCTION
+from jaxinspect.textdiff.hlonames import NAME as _HLO_NAME
+from jaxinspect.textdiff.hlonames import TextNames, callee_counts, text_names
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
 
-#: HLO: ``%name = ...`` (an instruction) and ``%name (p: f32[]) -> ... {`` (a computation).
-_HLO_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ")
-_HLO_COMPUTATION = re.compile(r"^(?:ENTRY )?%([\w.\-]+) \(")
-_HLO_NAME = re.compile(r"%([\w.\-]+)")
-_HLO_HEADER_PARAM = re.compile(r"(?<=[(,] )([\w.\-]+)(?=: )|(?<=\()([\w.\-]+)(?=: )")
 #: StableHLO: SSA values ``%0``, ``%cst_1``, ``%arg3``, ``%iterArg`` and symbols ``@name``.
 _MLIR_NAME = re.compile(r"([%@][\w.\-$]+)")
 _MLIR_DEF = re.compile(r"(%[\w.\-$]+)(?::\d+)? = |(%[\w.\-$]+): |func\.func \w+ (@[\w.\-$]+)")
@@ -95,12 +101,35 @@ class _Later:
         pass
 
 
-def structural_diff(stage: str, plain: LineDiff, aside: RunAside | None = None) -> StructuralDiff:
+class EarlyNames(NamedTuple):
+    """What ``early_names`` started for an HLO line diff: its changes renamed in bulk, and the
+    old text's names being read aside."""
+
+    text: str
+    found: RenamedChanges
+    names: PendingNames
+
+
+def early_names(plain: LineDiff, aside: RunAside) -> EarlyNames | None:
+    """For an HLO line diff with changes that differ in names alone, the old text's names
+    started aside (``aside``) as soon as the line diff is known, so the work done before the
+    structural diff (``diff``'s op counts) overlaps the reading; ``None`` where there is no
+    such change. Pass it to ``structural_diff``; close its ``names`` where that never runs."""
+    found = renamed_changes(plain.changes)
+    if found is None:
+        return None
+    return EarlyNames(plain.a, found, aside(text_names, plain.a))
+
+
+def structural_diff(
+    stage: str, plain: LineDiff, aside: RunAside | None = None, early: EarlyNames | None = None
+) -> StructuralDiff:
     """``plain`` (a line diff) redone with the old text's names rewritten where values match.
 
     ``aside``, if given, starts computing the whole old text's defined and called names (HLO),
     which the renaming needs last, while the changed computations are parsed and matched;
-    else they are computed here, where needed.
+    else they are computed here, where needed. ``early``, if given and made from ``plain``
+    (``early_names``), has started them already.
     """
     if not plain.changes:
         return StructuralDiff(plain, 0, (), (), ())
@@ -108,14 +137,78 @@ def structural_diff(stage: str, plain: LineDiff, aside: RunAside | None = None) 
     if dialect is None or rename is None:
         return StructuralDiff(plain, 0, (), (), ())
     parse = _memoized(dialect)
-    if not _could_be_renamed(plain, parse):
+    # Changes that differ in names alone are found first, in bulk (HLO): a renumbered text
+    # is mostly such changes, and they need no line parsed.
+    if early is not None and (stage != "hlo" or early.text is not plain.a):
+        early.names.close()
+        early = None
+    if early is not None:
+        in_bulk: RenamedChanges | None = early.found
+    else:
+        in_bulk = renamed_changes(plain.changes) if stage == "hlo" else None
+    if in_bulk is None and not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
-    start = aside if aside is not None and stage == "hlo" else _Later
-    names = start(text_names, plain.a)
+    if early is not None:
+        names = early.names
+    else:
+        start = aside if aside is not None and stage == "hlo" else _Later
+        names = start(text_names, plain.a)
     try:
-        return _renamed(stage, plain, parse, rename, names)
+        found = None
+        if in_bulk is not None:
+            found = _after_bulk(stage, plain, in_bulk, parse, rename, names)
+        if found is None:
+            found = _renamed(stage, plain, parse, rename, names)
     finally:
         names.close()  # no child left behind where the names were not needed
+    if found is None or _size(found[0]) >= _size(plain):
+        return _outcome(plain, 0, parse)  # names found no better story than the lines tell
+    final, renaming, fresh = found
+    return _outcome(final, len(renaming) - fresh, parse)
+
+
+#: A line diff after a renaming, the renaming (old name -> new name, names that change), and
+#: how many of its new names are fresh (no value's name in the new text).
+_Renamed = tuple[LineDiff, dict[str, str], int]
+
+
+def _after_bulk(
+    stage: str,
+    plain: LineDiff,
+    in_bulk: RenamedChanges,
+    parse: Callable[[str], _Line],
+    rename: Callable[[str, dict[str, str]], str],
+    names: Callable[[], TextNames],
+) -> _Renamed | None:
+    """The changes renamed in bulk undone, then the rest matched line by line; ``None`` where
+    the bulk renaming fails its checks (the whole diff is then matched line by line)."""
+    bulk = undo_renamed_changes(plain, in_bulk)
+    if bulk is None:
+        return None
+    rest = diff_lines(bulk.text, plain.b)
+    found: _Renamed = (rest, bulk.renaming, 0)
+    if rest.changes and _could_be_renamed(rest, parse):
+        renamed: dict[str, TextNames] = {}
+
+        def names_after() -> TextNames:  # the old text's names, as the bulk renaming left them
+            if not renamed:
+                renamed["names"] = renamed_names(names(), bulk.renaming)
+            return renamed["names"]
+
+        more = _renamed(stage, rest, parse, rename, names_after)
+        if more is not None:
+            final, second, fresh = more
+            found = (final, _composed(bulk.renaming, second), fresh)
+    # Asked last: the whole text's names are read aside meanwhile.
+    return found if bulk.holds(names()) else None
+
+
+def _composed(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
+    """``first``, then ``second`` (on the names ``first`` left), as one renaming."""
+    out = {old: second.get(new, new) for old, new in first.items()}
+    targets = set(first.values())
+    out.update((old, new) for old, new in second.items() if old not in targets)
+    return {old: new for old, new in out.items() if old != new}
 
 
 def _renamed(
@@ -124,22 +217,26 @@ def _renamed(
     parse: Callable[[str], _Line],
     rename: Callable[[str, dict[str, str]], str],
     names: Callable[[], TextNames],
-) -> StructuralDiff:
+) -> _Renamed | None:
+    """``plain`` matched line by line and diffed again after the renaming; ``None`` where
+    that tells no shorter story."""
     a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
     # parsed, on both sides (also where one side of a change is empty); names from elsewhere
-    # (other computations) are anchors.
-    old = _Side(a_lines, _blocks(stage, a_lines, _touched(plain.changes, "a")), parse)
-    new = _Side(b_lines, _blocks(stage, b_lines, _touched(plain.changes, "b")), parse)
-    paired = _match(old, new, plain.changes, parse)
+    # (other computations) are anchors. In HLO, only computations holding a change that a
+    # renaming could explain are read: an edited line elsewhere keeps its names.
+    changes = _renamable(plain.changes, parse) if stage == "hlo" else plain.changes
+    old = _Side(a_lines, _blocks(stage, a_lines, _touched(changes, "a")), parse)
+    new = _Side(b_lines, _blocks(stage, b_lines, _touched(changes, "b")), parse)
+    paired = _match(old, new, changes, parse)
     renaming, fresh = _bijective(stage, names, old, paired)
     for i in sorted(old.parsed):
         a_lines[i] = rename(a_lines[i], renaming)
     final = diff_lines("\n".join(a_lines), plain.b)
-    if _size(final) >= _size(plain):  # names found no better story than the lines tell
-        return _outcome(plain, 0, parse)
-    return _outcome(final, len(renaming) - fresh, parse)
+    if _size(final) >= _size(plain):
+        return None
+    return final, renaming, fresh
 
 
 def _size(diff: LineDiff) -> int:
@@ -180,6 +277,45 @@ def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
     """
     removed = {parse(line).template for c in plain.changes for line in c.removed}
     return any(parse(line).template in removed for c in plain.changes for line in c.added)
+
+
+def _renamable(changes: tuple[Change, ...], parse: Callable[[str], _Line]) -> tuple[Change, ...]:
+    """The changes a renaming could explain in part: a removed line that reads as an added
+    one once names are blanked out, in the same change, or across changes where lines were
+    only removed or only added (a computation moved). An edited line elsewhere is left out."""
+
+    def templates(lines: tuple[str, ...]) -> set[str]:
+        return {parse(line).template for line in lines}
+
+    removed_alone: set[str] = set()  # lines of changes that only remove
+    added_alone: set[str] = set()
+    removed_all: set[str] = set()
+    added_all: set[str] = set()
+    sides = []
+    for c in changes:
+        before, after = templates(c.removed), templates(c.added)
+        sides.append((before, after))
+        removed_all |= before
+        added_all |= after
+        if not after:
+            removed_alone |= before
+        elif not before:
+            added_alone |= after
+    out = []
+    for c, (before, after) in zip(changes, sides, strict=True):
+        if not after:
+            keep = not before.isdisjoint(added_all)
+        elif not before:
+            keep = not after.isdisjoint(removed_all)
+        else:
+            keep = not (
+                before.isdisjoint(after)
+                and before.isdisjoint(added_alone)
+                and after.isdisjoint(removed_alone)
+            )
+        if keep:
+            out.append(c)
+    return tuple(out)
 
 
 def _outcome(final: LineDiff, renamed: int, parse: Callable[[str], _Line]) -> StructuralDiff:
@@ -545,7 +681,7 @@ def _bijective(
         universe.update(line.refs)
     pinned = {n for n in universe if n not in old.where}
     renaming = {o: n for o, n in paired.items() if o != n and o not in pinned}
-    elsewhere: set[str] = set()  # names defined where the old text is not rewritten
+    elsewhere: Container[str] = ()  # names defined where the old text is not rewritten
     if stage == "hlo":
         computations = {o for o in renaming if old.is_computation(o)}
         if computations:
@@ -601,38 +737,6 @@ def _fresh(stage: str, name: str, used: Callable[[str], bool]) -> str:
     raise AssertionError("no fresh name")  # pragma: no cover - a million names are used
 
 
-#: Where an HLO line defines a name: an instruction, or a computation's header (each pattern
-#: starts with a literal, which the regex engine finds fast).
-_HLO_DEFINES = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = ")
-_HLO_HEADS = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) \(")
-
-#: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
-#: in lists, ``branch_computations={%a, %b}`` (two patterns: each starts with a literal, which
-#: the regex engine finds fast).
-_HLO_CALLEE = re.compile(r"=%([\w.\-]+)")
-_HLO_CALLEES = re.compile(r"computations=\{([^}]*)")
-
-
-class TextNames(NamedTuple):
-    """What the renaming needs of the whole old HLO text: the names its lines define (one per
-    line, kept as one string: a forked child sends it back in a few milliseconds), and how
-    often each computation is named as a callee."""
-
-    joined_defined: str
-    callees: Counter[str]
-
-    def defined(self) -> set[str]:
-        """The names that lines of the text define."""
-        return set(self.joined_defined.split("\n")) if self.joined_defined else set()
-
-
-def text_names(text: str) -> TextNames:
-    """The whole text's defined names and callee counts: two scans of a large text, run
-    beside the matching (``structural_diff``'s ``aside``)."""
-    defined = {*_HLO_DEFINES.findall(text), *_HLO_HEADS.findall(text)}
-    return TextNames("\n".join(defined), _callee_counts(text, None))
-
-
 def _called_elsewhere(total: Counter[str], old: _Side, computations: set[str]) -> set[str]:
     """Those of ``computations`` that a line the diff does not rewrite calls (``total``: how
     often the whole text names each callee)."""
@@ -640,18 +744,8 @@ def _called_elsewhere(total: Counter[str], old: _Side, computations: set[str]) -
     for i in old.parsed:
         line = old.lines[i]
         if "=%" in line:
-            inside.update(_callee_counts(line, computations))
+            inside.update(callee_counts(line, computations))
     return {name for name in computations if total[name] > inside[name]}
-
-
-def _callee_counts(text: str, computations: set[str] | None) -> Counter[str]:
-    """How often ``text`` names each callee (of ``computations`` only, unless ``None``)."""
-    names = _HLO_CALLEE.findall(text)
-    for listed in _HLO_CALLEES.findall(text):
-        names += _HLO_NAME.findall(listed)
-    if computations is None:
-        return Counter(names)
-    return Counter(name for name in names if name in computations)
 
 
 # --- HLO ---------------------------------------------------------------------------------

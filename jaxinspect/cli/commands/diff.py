@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from jaxinspect.cli.exits import Outcome
     from jaxinspect.snapshot.diffreport import SnapshotDiff
     from jaxinspect.snapshot.loosefile import EarlyCount
+    from jaxinspect.textdiff.linediff import LineDiff
+    from jaxinspect.textdiff.structural import EarlyNames
 
 #: The ``--format`` values of ``diff`` and ``check``.
 FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.MARKDOWN)
@@ -151,24 +153,42 @@ def _compare_without_gc(args: DiffArgs, early: "EarlyCount | None") -> "Outcome"
 
 def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
     from jaxinspect.cli.exits import Outcome
+    from jaxinspect.snapshot.background import in_background, will_fork
     from jaxinspect.snapshot.compare import diff_snapshots
     from jaxinspect.snapshot.store import load_sides
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
+    from jaxinspect.textdiff.structural import early_names
 
     rules = parse_rules(args.fail_on)
-    # Import the renderer while a large loose HLO pair is being counted in the background.
-    a, b, line_diffs = load_sides(
-        args.old, args.new, lambda: renderer_module(args.output_format), early
-    )
-    result = diff_snapshots(
-        a,
-        b,
-        str(args.old),
-        str(args.new),
-        args.context,
-        line_diffs,
-        structural=args.text_diff is TextDiffMode.STRUCTURAL,
-    )
+    structural = args.text_diff is TextDiffMode.STRUCTURAL
+    started: dict[str, EarlyNames] = {}
+
+    def diffed(diff: "LineDiff") -> None:
+        # A large renamed pair: the old text's names are read in a forked child from here
+        # on, while the op counts are derived, not only once the structural diff needs them.
+        if structural and will_fork(diff.a):
+            names = early_names(diff, in_background)
+            if names is not None:
+                started["hlo"] = names
+
+    try:
+        # Import the renderer while a large loose HLO pair is being counted in the background.
+        a, b, line_diffs = load_sides(
+            args.old, args.new, lambda: renderer_module(args.output_format), early, diffed
+        )
+        result = diff_snapshots(
+            a,
+            b,
+            str(args.old),
+            str(args.new),
+            args.context,
+            line_diffs,
+            structural=structural,
+            early=started,
+        )
+    finally:
+        for names in started.values():
+            names.names.close()  # no child left behind where an error came first
     verdict = evaluate(rules, result)
     _print_diff(result, verdict, args.output_format, args.text, args.color)
     return Outcome(differences=verdict.failed)

@@ -1,0 +1,64 @@
+"""How HLO text spells names: the patterns the structural diff reads them with, and the names
+of a whole old text that a renaming must respect (no jax import)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Container
+
+#: ``%name = ...`` (an instruction) and ``%name (p: f32[]) -> ... {`` (a computation).
+INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ")
+COMPUTATION = re.compile(r"^(?:ENTRY )?%([\w.\-]+) \(")
+NAME = re.compile(r"%([\w.\-]+)")
+#: A parameter's name in a computation's header, where it is bare: ``(p.1: f32[], q: ...)``.
+HEADER_PARAM = re.compile(r"(?<=[(,] )([\w.\-]+)(?=: )|(?<=\()([\w.\-]+)(?=: )")
+
+#: Where an HLO line defines a name: an instruction, or a computation's header (each pattern
+#: starts with a literal, which the regex engine finds fast).
+DEFINES = re.compile(r"\n  (?:ROOT )?%([\w.\-]+) = ")
+HEADS = re.compile(r"\n(?:ENTRY )?%([\w.\-]+) \(")
+
+#: An HLO computation named as a callee: ``calls=%c``, ``to_apply=%c``, ``body=%c``, ... and
+#: in lists, ``branch_computations={%a, %b}`` (two patterns: each starts with a literal, which
+#: the regex engine finds fast).
+CALLEE = re.compile(r"=%([\w.\-]+)")
+CALLEES = re.compile(r"computations=\{([^}]*)")
+
+
+class TextNames:
+    """What the renaming needs of the whole old HLO text: the names its lines define (one per
+    line, kept as one string: a forked child sends it back in a few milliseconds), and how
+    often each computation is named as a callee."""
+
+    def __init__(
+        self, joined_defined: str, callees: Counter[str], defined: Container[str] | None = None
+    ) -> None:
+        self.joined_defined = joined_defined
+        self.callees = callees
+        self._defined = defined
+
+    def defined(self) -> Container[str]:
+        """The names that lines of the text define (made once, when first asked for)."""
+        if self._defined is None:
+            self._defined = set(self.joined_defined.split("\n")) if self.joined_defined else set()
+        return self._defined
+
+
+def text_names(text: str) -> TextNames:
+    """The whole text's defined names and callee counts: two scans of a large text, run
+    beside the matching (``structural_diff``'s ``aside``)."""
+    # Joined as found (a name twice is no matter): the parent makes the set, once.
+    defined = DEFINES.findall(text)
+    defined += HEADS.findall(text)
+    return TextNames("\n".join(defined), callee_counts(text, None))
+
+
+def callee_counts(text: str, computations: set[str] | None) -> Counter[str]:
+    """How often ``text`` names each callee (of ``computations`` only, unless ``None``)."""
+    names = CALLEE.findall(text)
+    for listed in CALLEES.findall(text):
+        names += NAME.findall(listed)
+    if computations is None:
+        return Counter(names)
+    return Counter(name for name in names if name in computations)

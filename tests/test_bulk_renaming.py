@@ -1,0 +1,199 @@
+"""Renamed layers undone in bulk (textdiff.bulkrename), on copies of real compiler output.
+
+A stack of layers printed with per-layer names, some renamed throughout in the new text (what
+a renumbering does to a deep model): the structural diff undoes those in bulk, keeps the old
+side the old program under a bijective renaming, and falls back to reading lines where the
+bulk renaming would not be one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_structural_renaming import renaming_problems
+
+from conftest import sample
+from jaxinspect.inputs.spec import load_spec
+from jaxinspect.inputs.target import load_target
+from jaxinspect.snapshot.capture import capture_snapshot
+from jaxinspect.textdiff.bulkrename import renamed_changes, undo_renamed_changes
+from jaxinspect.textdiff.hlonames import text_names
+from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.structural import structural_diff
+
+_NAME = re.compile(r"%([\w.\-]+)")
+
+
+@pytest.fixture(scope="module")
+def layer() -> tuple[str, list[str]]:
+    """The sample transformer block's optimized HLO: its first line, and the rest."""
+    snapshot = capture_snapshot(
+        load_target(f"{sample('transformer.py')}:block"), load_spec(sample("transformer.yaml"))
+    )
+    head, *body = (snapshot.text("hlo") or "").splitlines()
+    return head, body
+
+
+def stack(layer: tuple[str, list[str]], copies: int) -> list[str]:
+    """``copies`` of the module's body, each with its own names (``_L<copy>`` appended)."""
+    head, body = layer
+    return [head] + [
+        _NAME.sub(lambda m, c=copy: f"%{m.group(1)}_L{c}", line)
+        for copy in range(copies)
+        for line in body
+    ]
+
+
+def renamed(lines: list[str], *copies: int) -> list[str]:
+    """``lines`` with the names of ``copies`` renamed throughout (``_L3`` -> ``_M3``)."""
+    pattern = re.compile(r"_L(\d+)\b")
+    return [
+        pattern.sub(lambda m: f"_M{m.group(1)}" if int(m.group(1)) in copies else m.group(0), line)
+        for line in lines
+    ]
+
+
+def text(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def check(old: str, new: str) -> tuple[int, int]:
+    """The structural diff's changed lines and renamings, after checking its old side is the
+    old program under a bijective renaming and its new side the new text."""
+    plain = diff_lines(old, new)
+    result = structural_diff("hlo", plain)
+    problems = renaming_problems("hlo", plain.a, result.lines.a)
+    assert not problems, "\n".join(problems[:5])
+    assert result.lines.b == plain.b
+    changed = sum(len(c.removed) + len(c.added) for c in result.lines.changes)
+    return changed, result.renamed
+
+
+def refused_in_bulk(old: list[str], new: list[str]) -> None:
+    """The bulk renaming's last check (on the whole old text's names) refuses this pair, and
+    the line-by-line pass still shows the old program."""
+    plain = diff_lines(text(old), text(new))
+    found = renamed_changes(plain.changes)
+    assert found is not None
+    bulk = undo_renamed_changes(plain, found)
+    assert bulk is not None and not bulk.holds(text_names(plain.a))
+    check(text(old), text(new))
+
+
+def test_renamed_layers_are_undone_in_bulk(layer: tuple[str, list[str]]) -> None:
+    old = stack(layer, 6)
+    new = renamed(old, 1, 4)
+    plain = diff_lines(text(old), text(new))
+    found = renamed_changes(plain.changes)
+    assert found is not None
+    bulk = undo_renamed_changes(plain, found)
+    assert bulk is not None and bulk.holds(text_names(plain.a))
+    assert bulk.text == plain.b  # names were all that differed
+    names_in_copy = {m for line in layer[1] for m in _NAME.findall(line)}
+    assert len(bulk.renaming) == 2 * len(names_in_copy)
+    assert check(text(old), text(new)) == (0, 2 * len(names_in_copy))
+
+
+def test_an_edit_inside_a_renamed_layer_is_its_lines_alone(layer: tuple[str, list[str]]) -> None:
+    old = stack(layer, 5)
+    new = renamed(old, 2)
+    edited = next(
+        i for i, line in enumerate(new) if "_M2" in line and " multiply(" in line and "f32[" in line
+    )
+    new[edited] = new[edited].replace("f32[", "bf16[", 1)
+    changed, renamings = check(text(old), text(new))
+    # The edited line and the line that uses its value (an edited definition reads unlike
+    # any new one, so its name is not paired), each old and new; the rest of the layer is
+    # renamed.
+    assert changed == 4
+    assert renamings > 0
+
+
+def test_a_new_name_the_old_text_keeps_elsewhere_is_no_bulk_renaming(
+    layer: tuple[str, list[str]],
+) -> None:
+    # Copy 1 renamed to copy 3's names: the new names are the old text's, still defined by
+    # copy 3's unchanged lines, so renaming copy 1 to them would make two values one name.
+    old = stack(layer, 4)
+    new = [
+        re.sub(r"_L1\b", "_L3", line) if i < len(old) // 2 else line for i, line in enumerate(old)
+    ]
+    refused_in_bulk(old, new)
+
+
+def test_a_renamed_computation_called_from_an_unchanged_line_is_no_bulk_renaming(
+    layer: tuple[str, list[str]],
+) -> None:
+    old = stack(layer, 3)
+    callee = next(m for line in old for m in re.findall(r"calls=%([\w.\-]+_L1)\b", line))
+    # Its header and body renamed, one of its callers not: a line the bulk pass does not
+    # rewrite still calls the old name.
+    header = next(i for i, line in enumerate(old) if line.startswith(f"%{callee} ("))
+    end = old.index("}", header)
+    new = [
+        line.replace(f"%{callee}", f"%{callee}_new") if header <= i <= end else line
+        for i, line in enumerate(old)
+    ]
+    refused_in_bulk(old, new)
+
+
+def test_mismatched_pairings_are_no_bulk_renaming() -> None:
+    # Two changes pair %a with %x and with %y: no bijection, so nothing is done in bulk.
+    head = "HloModule m\n\n%c (p: f32[]) -> f32[] {\n"
+    old = head + "  %a = f32[] parameter(0)\n  ROOT %b = f32[] negate(%a)\n}\n"
+    new = head + "  %x = f32[] parameter(0)\n  ROOT %b = f32[] negate(%y)\n}\n"
+    assert renamed_changes(diff_lines(old, new).changes) is None
+
+
+# The CLI starts reading the old text's names in a forked child as soon as the line diff is
+# known (structural.early_names); the result is the one computed inline, and a start made
+# for another text is stopped.
+_EARLY = r"""
+import os, sys
+from jaxinspect.snapshot.background import in_background
+from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.structural import early_names, structural_diff
+
+a, b = (open(path).read() for path in sys.argv[1:3])
+plain = diff_lines(a, b)
+early = early_names(plain, in_background)
+assert early is not None
+started = structural_diff("hlo", plain, early=early)
+inline = structural_diff("hlo", plain)
+assert started == inline and started.renamed > 0 and started.lines.changes
+other = diff_lines(a + "\n", b)  # another old text: the early start does not fit it
+unused = early_names(plain, in_background)
+assert structural_diff("hlo", other, early=unused) == structural_diff("hlo", other)
+assert early_names(diff_lines(a, a.replace("f32[", "bf16[", 1)), in_background) is None
+try:
+    os.waitpid(-1, os.WNOHANG)
+except ChildProcessError:
+    print("same, no child left")
+"""
+
+
+def test_names_started_early_give_the_same_diff_and_leave_no_child(
+    layer: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    from jaxinspect.snapshot.background import MIN_FORK_CHARS
+
+    size = len(text([layer[0], *layer[1]]))
+    old = stack(layer, MIN_FORK_CHARS // size + 2)
+    new = renamed(old, 1)
+    new[len(layer[1]) // 2] = new[len(layer[1]) // 2].replace("f32", "bf16", 1)
+    (tmp_path / "old.txt").write_text(text(old))
+    (tmp_path / "new.txt").write_text(text(new))
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "same, no child left\n"
