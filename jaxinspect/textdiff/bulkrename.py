@@ -26,6 +26,7 @@ from collections.abc import Container
 from typing import NamedTuple
 
 from jaxinspect.textdiff.hlonames import HEADER_PARAM, NAME, TextNames, callee_counts
+from jaxinspect.textdiff.hlospans import computation_span
 from jaxinspect.textdiff.linediff import LineDiff
 from jaxinspect.textdiff.linematch import Change
 
@@ -33,7 +34,6 @@ from jaxinspect.textdiff.linematch import Change
 _HEADER_LINE = re.compile(r"^(?:ENTRY )?%[\w.\-]+ \(.*$", re.MULTILINE)
 #: Where a line of a piece of text defines a name: an instruction or a computation.
 _DEFINED = re.compile(r"^(?:  (?:ROOT )?%([\w.\-]+) = |(?:ENTRY )?%([\w.\-]+) \()", re.MULTILINE)
-_END = "\n}\n"  # a computation's closing line, with the newlines around it
 
 
 class BulkRenaming(NamedTuple):
@@ -184,14 +184,11 @@ def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]
     touch), each with the changes inside it."""
     spans: list[tuple[int, int, list[Change]]] = []
     for change in changes:
-        start = a.rfind(_END, 0, change.a_pos)
-        start = 0 if start < 0 else start + len(_END)
-        end = a.find(_END, change.a_end - 1)
-        end = len(a) if end < 0 else end + len(_END)
+        start, end = computation_span(a, change.a_pos, change.a_end)
         if spans and start < spans[-1][1]:
-            first, _, inside = spans[-1]
+            first, last, inside = spans[-1]
             inside.append(change)
-            spans[-1] = (first, max(end, spans[-1][1]), inside)
+            spans[-1] = (first, max(end, last), inside)
         else:
             spans.append((start, end, [change]))
     return spans

@@ -40,6 +40,7 @@ from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
 from jaxinspect.textdiff.hlonames import INSTRUCTION as _HLO_INSTRUCTION
 from jaxinspect.textdiff.hlonames import NAME as _HLO_NAME
 from jaxinspect.textdiff.hlonames import TextNames, callee_counts, text_names
+from jaxinspect.textdiff.hlospans import ComputationLines
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
 
@@ -220,20 +221,32 @@ def _renamed(
 ) -> _Renamed | None:
     """``plain`` matched line by line and diffed again after the renaming; ``None`` where
     that tells no shorter story."""
-    a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
     # parsed, on both sides (also where one side of a change is empty); names from elsewhere
     # (other computations) are anchors. In HLO, only computations holding a change that a
-    # renaming could explain are read: an edited line elsewhere keeps its names.
-    changes = _renamable(plain.changes, parse) if stage == "hlo" else plain.changes
-    old = _Side(a_lines, _blocks(stage, a_lines, _touched(changes, "a")), parse)
-    new = _Side(b_lines, _blocks(stage, b_lines, _touched(changes, "b")), parse)
+    # renaming could explain are read (found by offsets: the texts are not split into
+    # lines), and an edited line elsewhere keeps its names.
+    if stage == "hlo":
+        changes = _renamable(plain.changes, parse)
+        a_held = ComputationLines(plain.a, changes, "a")
+        b_held = ComputationLines(plain.b, changes, "b")
+        old = _Side(a_held, a_held.numbers(), parse)
+        new = _Side(b_held, b_held.numbers(), parse)
+    else:
+        changes = plain.changes
+        a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
+        old = _Side(a_lines, _blocks(a_lines), parse)
+        new = _Side(b_lines, _blocks(b_lines), parse)
     paired = _match(old, new, changes, parse)
     renaming, fresh = _bijective(stage, names, old, paired)
-    for i in sorted(old.parsed):
-        a_lines[i] = rename(a_lines[i], renaming)
-    final = diff_lines("\n".join(a_lines), plain.b)
+    if stage == "hlo":
+        text = a_held.rewritten({i: rename(a_held[i], renaming) for i in old.parsed})
+    else:
+        for i in sorted(old.parsed):
+            a_lines[i] = rename(a_lines[i], renaming)
+        text = "\n".join(a_lines)
+    final = diff_lines(text, plain.b)
     if _size(final) >= _size(plain):
         return None
     return final, renaming, fresh
@@ -241,16 +254,6 @@ def _renamed(
 
 def _size(diff: LineDiff) -> int:
     return sum(len(c.removed) + len(c.added) for c in diff.changes)
-
-
-def _touched(changes: tuple[Change, ...], side: str) -> list[int]:
-    """The lines of one side that changes touch: a change empty on this side touches the
-    lines around the place where the other side's lines go."""
-    out: list[int] = []
-    for c in changes:
-        lo, hi = (c.a_lo, c.a_hi) if side == "a" else (c.b_lo, c.b_hi)
-        out.extend(range(lo, hi) if hi > lo else (max(lo - 1, 0), lo))
-    return out
 
 
 def _memoized(parse: Callable[[str], _Line]) -> Callable[[str], _Line]:
@@ -331,31 +334,24 @@ def _outcome(final: LineDiff, renamed: int, parse: Callable[[str], _Line]) -> St
     )
 
 
-def _blocks(stage: str, lines: list[str], changed: list[int]) -> list[int]:
-    """``changed`` widened to the whole computations (HLO) or text (other stages) they are in."""
-    if stage != "hlo":
-        return list(range(len(lines)))
-    wanted: set[int] = set()
-    last = len(lines) - 1
-    for i in changed:
-        if i in wanted or i > last:
-            continue
-        start = i
-        while start > 0 and not _HLO_COMPUTATION.match(lines[start]) and lines[start] != "}":
-            start -= 1
-        if lines[start] == "}" and start != i:
-            start += 1
-        end = i
-        while end < last and lines[end] != "}":
-            end += 1
-        wanted.update(range(start, end + 1))
-    return sorted(wanted)
+def _blocks(lines: list[str]) -> list[int]:
+    """The lines a jaxpr or StableHLO diff reads: the whole text, which is small (HLO reads
+    only the computations holding a change: ``ComputationLines``)."""
+    return list(range(len(lines)))
+
+
+class _Lines(Protocol):
+    """A text's lines by number: a list, or only the computations that are read."""
+
+    def __getitem__(self, number: int, /) -> str: ...
+
+    def __len__(self) -> int: ...
 
 
 class _Side:
     """One text's changed lines, parsed, with each defined value's signature on demand."""
 
-    def __init__(self, lines: list[str], changed: list[int], parse: Callable[[str], _Line]) -> None:
+    def __init__(self, lines: _Lines, changed: list[int], parse: Callable[[str], _Line]) -> None:
         self.lines = lines
         self.parse = parse
         self.parsed: dict[int, _Line] = {}
