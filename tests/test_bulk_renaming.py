@@ -142,6 +142,35 @@ def test_a_renamed_computation_called_from_an_unchanged_line_is_no_bulk_renaming
     refused_in_bulk(old, new)
 
 
+_FUSED = """HloModule m
+
+%fused (p.1: f32[8], q.2: f32[8]) -> f32[8] {
+  %p.1 = f32[8]{0} parameter(0)
+  %q.2 = f32[8]{0} parameter(1)
+  ROOT %add.3 = f32[8]{0} add(%p.1, %q.2)
+}
+
+ENTRY %main (a: f32[8], b: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  %b = f32[8]{0} parameter(1)
+  ROOT %f = f32[8]{0} fusion(%a, %b), kind=kLoop, calls=%fused
+}
+"""
+
+
+def test_a_renamed_bare_parameter_name_is_read_line_by_line() -> None:
+    # XLA spells a parameter's name bare in its computation's header too: renaming ``q.2``
+    # changes the header (a change of its own, the next line being equal) and the body lines
+    # (a change in names alone). The bulk pass would leave the header's bare name, so it
+    # leaves the computation to the line-by-line pass, which shows no change.
+    new = _FUSED.replace("q.2", "q.5")
+    plain = diff_lines(_FUSED, new)
+    found = renamed_changes(plain.changes)
+    assert found is not None and found.renaming["q.2"] == "q.5"
+    assert undo_renamed_changes(plain, found) is None
+    assert check(_FUSED, new) == (0, 1)
+
+
 def test_mismatched_pairings_are_no_bulk_renaming() -> None:
     # Two changes pair %a with %x and with %y: no bijection, so nothing is done in bulk.
     head = "HloModule m\n\n%c (p: f32[]) -> f32[] {\n"

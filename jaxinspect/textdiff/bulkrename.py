@@ -25,15 +25,21 @@ import re
 from collections.abc import Container
 from typing import NamedTuple
 
-from jaxinspect.textdiff.hlonames import HEADER_PARAM, NAME, TextNames, callee_counts
+from jaxinspect.textdiff.hlonames import (
+    DEFINES,
+    HEADER_PARAM,
+    HEADS,
+    NAME,
+    TextNames,
+    callee_counts,
+)
 from jaxinspect.textdiff.hlospans import computation_span
 from jaxinspect.textdiff.linediff import LineDiff
 from jaxinspect.textdiff.linematch import Change
 
-#: A computation's header line, anywhere in a piece of text.
-_HEADER_LINE = re.compile(r"^(?:ENTRY )?%[\w.\-]+ \(.*$", re.MULTILINE)
-#: Where a line of a piece of text defines a name: an instruction or a computation.
-_DEFINED = re.compile(r"^(?:  (?:ROOT )?%([\w.\-]+) = |(?:ENTRY )?%([\w.\-]+) \()", re.MULTILINE)
+#: A computation's header line, after a newline (a literal first: the regex engine finds it
+#: fast).
+_HEADER_LINE = re.compile(r"\n(?:ENTRY )?%[\w.\-]+ \([^\n]*")
 
 
 class BulkRenaming(NamedTuple):
@@ -72,7 +78,7 @@ def undo_renamed_changes(plain: LineDiff, found: RenamedChanges) -> BulkRenaming
     answer; ``BulkRenaming.holds`` answers the rest."""
     changes, renaming = found
     moved = {old: new for old, new in renaming.items() if old != new}
-    if not moved or _renames_a_header_parameter(changes, moved):
+    if not moved:
         return None
     kept_targets = moved.values() - moved.keys()  # new names no old name had
     a = plain.a
@@ -100,11 +106,16 @@ def undo_renamed_changes(plain: LineDiff, found: RenamedChanges) -> BulkRenaming
         regions.append(a[start:end])
         at = end
     pieces.append(a[at:])
-    region = "".join(regions)
-    defined = _DEFINED.findall(region)
-    if not moved.keys() <= {instruction or computation for instruction, computation in defined}:
+    region = "\n" + "".join(regions)  # each pattern below starts with a newline
+    computations = HEADS.findall(region)
+    if not moved.keys() <= {*DEFINES.findall(region), *computations}:
         return None  # a name defined elsewhere would keep it there
-    renamed_computations = {c for _, c in defined if c} & moved.keys()
+    for header in _HEADER_LINE.findall(region):
+        for match in HEADER_PARAM.finditer(header):
+            name = match.group(1) or match.group(2)
+            if name in moved or name in kept_targets:
+                return None  # a bare parameter name is not rewritten here
+    renamed_computations = set(computations) & moved.keys()
     called = callee_counts(region, renamed_computations) if renamed_computations else {}
     return BulkRenaming(
         "".join(pieces),
@@ -168,17 +179,6 @@ def renamed_changes(changes: tuple[Change, ...]) -> RenamedChanges | None:
     return RenamedChanges(found, renaming)
 
 
-def _renames_a_header_parameter(changes: list[Change], moved: dict[str, str]) -> bool:
-    """Whether a header among ``changes`` names a parameter bare that the renaming renames:
-    its line would then read otherwise than the new one."""
-    for change in changes:
-        for header in _HEADER_LINE.findall("\n".join(change.removed)):
-            for match in HEADER_PARAM.finditer(header):
-                if (match.group(1) or match.group(2)) in moved:
-                    return True
-    return False
-
-
 def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]:
     """The computations holding ``changes`` (start and end offsets in ``a``, merged where they
     touch), each with the changes inside it."""
@@ -208,8 +208,7 @@ def _between(a: str, start: int, end: int, inside: list[Change]) -> list[tuple[s
 
 def _rewritten(text: str, moved: dict[str, str], kept_targets: set[str]) -> str | None:
     """Lines around the renamed changes with the renaming applied; ``None`` where one holds
-    a name that stays and is also a renamed value's new name, or renames a header's bare
-    parameter."""
+    a name that stays and is also a renamed value's new name."""
     parts = NAME.split(text)
     names = parts[1::2]
     if not names:
@@ -218,11 +217,6 @@ def _rewritten(text: str, moved: dict[str, str], kept_targets: set[str]) -> str 
         return None
     if moved.keys().isdisjoint(names):
         return text
-    for header in _HEADER_LINE.findall(text):
-        for match in HEADER_PARAM.finditer(header):
-            name = match.group(1) or match.group(2)
-            if name in moved or name in kept_targets:
-                return None
     get = moved.get
     parts[1::2] = ["%" + get(name, name) for name in names]
     return "".join(parts)
