@@ -27,7 +27,8 @@ class ComputationLines:
     """The lines of the computations holding some changes on one side, by line number.
 
     Reads like the list of the text's lines for the lines it holds; a line outside them reads
-    as a computation's end (``}``), which stops any scan of a computation's body there.
+    as a computation's end (``}``), which stops any scan of a computation's body there, and
+    its length is a bound past the last line held.
     """
 
     def __init__(self, text: str, changes: Iterable[Change], side: str) -> None:
@@ -46,13 +47,15 @@ class ComputationLines:
         for start, end, number in self.spans:
             for k, line in enumerate(text[start:end].split("\n")[:-1]):
                 self.lines[number + k] = line
-        self._count = text.count("\n")
+        # A bound, not the text's count of lines (which would cost a scan of it): no line
+        # past it is held, and those read as "}".
+        self._bound = max(self.lines) + 2 if self.lines else 0
 
     def __getitem__(self, number: int) -> str:
         return self.lines.get(number, "}")
 
     def __len__(self) -> int:
-        return self._count
+        return self._bound
 
     def numbers(self) -> list[int]:
         """The numbers of the lines held, in order."""
