@@ -71,17 +71,17 @@ def test_the_computations_found_by_offsets_are_those_found_by_lines(hlo: str, se
     plain = diff_lines("\n".join(old) + "\n", "\n".join(new) + "\n")
     for side, text, lines in (("a", plain.a, old), ("b", plain.b, new)):
         held = ComputationLines(text, plain.changes, side)
-        assert all(held[i] == lines[i] for i in held.lines)
+        assert all(held[i] == lines[i] for i in held.numbers())
         # The same lines but for ones that hold no name: blank ones and the module's first
         # line (the offsets take those before a header), and a closing line that a change
         # touches alone.
         blank_or_end = {i for i, line in enumerate(lines) if line in ("", "}")}
         blank_or_end |= {i for i, line in enumerate(lines) if line.startswith("HloModule ")}
         assert (
-            set(held.lines) - blank_or_end
+            set(held.numbers()) - blank_or_end
             == walked(lines, touched(plain.changes, side)) - blank_or_end
         )
         assert held.rewritten({}) == text
-        first = min(held.lines, default=None)
+        first = min(held.numbers(), default=None)
         if first is not None:
             assert held.rewritten({first: "X"}).split("\n")[first] == "X"

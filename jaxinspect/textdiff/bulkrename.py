@@ -22,7 +22,7 @@ done here, and the structural pass reads every line as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import NamedTuple
 
 from jaxinspect.textdiff.hlonames import (
@@ -43,26 +43,10 @@ _HEADER_LINE = re.compile(r"\n(?:ENTRY )?%[\w.\-]+ \([^\n]*")
 
 
 class BulkRenaming(NamedTuple):
-    """The old text with renamed changes undone, and the renaming (names that change).
-
-    Whether it holds in the whole old text is asked last (``holds``): the whole text's
-    names are read in a forked child meanwhile.
-    """
+    """The old text with renamed changes undone, and the renaming (names that change)."""
 
     text: str
     renaming: dict[str, str]
-    #: New names that no old name had: the old text must define none of them.
-    kept_targets: frozenset[str]
-    #: How often the rewritten computations call each renamed computation.
-    called: dict[str, int]
-
-    def holds(self, names: TextNames) -> bool:
-        """Whether the renaming is a bijection of the whole old text (``names``): no line
-        outside the rewritten computations calls a renamed computation or defines a new name."""
-        if any(names.callees[c] > count for c, count in self.called.items()):
-            return False
-        defined = names.defined()
-        return not any(name in defined for name in self.kept_targets)
 
 
 class RenamedChanges(NamedTuple):
@@ -70,13 +54,76 @@ class RenamedChanges(NamedTuple):
 
     changes: list[Change]
     renaming: dict[str, str]
+    #: Each change's old and new names, in order.
+    names: list[tuple[list[str], list[str]]]
 
 
-def undo_renamed_changes(plain: LineDiff, found: RenamedChanges) -> BulkRenaming | None:
+def undo_renamed_changes(
+    plain: LineDiff, found: RenamedChanges, names: Callable[[], TextNames]
+) -> BulkRenaming | None:
     """The old text of ``plain`` rewritten with the names of the changes ``found`` (see
-    above), or ``None`` where the renaming fails a check that the rewritten computations
-    answer; ``BulkRenaming.holds`` answers the rest."""
-    changes, renaming = found
+    above), or ``None`` where too little of it holds.
+
+    ``names`` gives the whole old text's names (read in a forked child for a large text:
+    asked for after the first round's own checks). A change whose pairing clashes (a new name
+    that a line left as it is still holds: an operand that changed, not a renaming) is left
+    to the line-by-line pass with those renamed before it, and the rest is checked again, a
+    few rounds at most.
+    """
+    wanted = len(found.changes) * _KEPT
+    for _ in range(_ROUNDS):
+        attempt = _undo(plain, found, names)
+        if not isinstance(attempt, set):
+            return attempt
+        if len(attempt) > _FEW:
+            return None  # a renumbering whose chains of names clash: read line by line
+        unmoved = _unmoved(found.renaming, attempt)
+        kept = [
+            k
+            for k, (olds, news) in enumerate(found.names)
+            if not any(old in unmoved and old != new for old, new in zip(olds, news, strict=True))
+        ]
+        if len(kept) < wanted or len(kept) == len(found.changes):
+            return None
+        fewer = _paired([found.changes[k] for k in kept], [found.names[k] for k in kept])
+        if fewer is None:
+            return None
+        found = fewer
+    return None
+
+
+_ROUNDS = 4
+#: The share of the renamed changes that must hold for the rest to be undone in bulk, and
+#: the most names that may clash in a round for another to be tried; beyond either (a real
+#: renumbering, whose chains of names run into edited lines), lines are read instead.
+_KEPT = 0.9
+_FEW = 8
+
+
+def _unmoved(renaming: dict[str, str], clashes: set[str]) -> set[str]:
+    """The old names that must keep their names for ``clashes`` to go: a clashing name, the
+    old name renamed to it, and so on back along a renumbering (``%add.4`` became ``%add.5``
+    because ``%add.3`` became ``%add.4``: if one stays, so must the one before)."""
+    back = {new: old for old, new in renaming.items() if old != new}
+    out: set[str] = set()
+    frontier = list(clashes)
+    while frontier:
+        name = frontier.pop()
+        if name in out:
+            continue
+        out.add(name)
+        before = back.get(name)
+        if before is not None:
+            frontier.append(before)
+    return out
+
+
+def _undo(
+    plain: LineDiff, found: RenamedChanges, names: Callable[[], TextNames]
+) -> BulkRenaming | set[str] | None:
+    """One round of ``undo_renamed_changes``: the renaming, or the names whose pairings
+    clash, or ``None``."""
+    changes, renaming, _ = found
     moved = {old: new for old, new in renaming.items() if old != new}
     if not moved:
         return None
@@ -91,38 +138,43 @@ def undo_renamed_changes(plain: LineDiff, found: RenamedChanges) -> BulkRenaming
         if id(change) in pure
         or not moved.keys().isdisjoint(NAME.findall("\n".join(change.removed)))
     ]
+    # The checks first, with names found (not yet replaced): most rounds that fail, fail here.
+    spans = _spans(a, touched)
+    cut = [
+        (start, end, _between(a, start, end, [c for c in inside if id(c) in pure]))
+        for start, end, inside in spans
+    ]
+    clashes: set[str] = set()
+    for _, _, parts in cut:
+        for before, _ in parts:
+            clashes |= _clashes(before, moved, kept_targets)
+    region = "\n" + "".join(a[start:end] for start, end, _ in spans)  # patterns start with \n
+    computations = HEADS.findall(region)
+    clashes |= moved.keys() - {*DEFINES.findall(region), *computations}  # defined elsewhere
+    if clashes:
+        return clashes
+    # The whole old text: a renamed computation called from a line not rewritten here, or a
+    # new name that a line elsewhere defines.
+    whole = names()
+    renamed_computations = set(computations) & moved.keys()
+    if renamed_computations:
+        called = callee_counts(region, renamed_computations)
+        clashes = {c for c in renamed_computations if whole.callees[c] > called[c]}
+    defined = whole.defined()
+    clashes.update(name for name in kept_targets if name in defined)
+    if clashes:
+        return clashes
     pieces: list[str] = []
-    regions: list[str] = []
     at = 0
-    for start, end, inside in _spans(a, touched):
+    for start, end, parts in cut:
         pieces.append(a[at:start])
-        for before, change in _between(a, start, end, [c for c in inside if id(c) in pure]):
-            rewritten = _rewritten(before, moved, kept_targets)
-            if rewritten is None:
-                return None
-            pieces.append(rewritten)
+        for before, change in parts:
+            pieces.append(_rewritten(before, moved))
             if change is not None:
                 pieces.append("\n".join(change.added) + "\n")
-        regions.append(a[start:end])
         at = end
     pieces.append(a[at:])
-    region = "\n" + "".join(regions)  # each pattern below starts with a newline
-    computations = HEADS.findall(region)
-    if not moved.keys() <= {*DEFINES.findall(region), *computations}:
-        return None  # a name defined elsewhere would keep it there
-    for header in _HEADER_LINE.findall(region):
-        for match in HEADER_PARAM.finditer(header):
-            name = match.group(1) or match.group(2)
-            if name in moved or name in kept_targets:
-                return None  # a bare parameter name is not rewritten here
-    renamed_computations = set(computations) & moved.keys()
-    called = callee_counts(region, renamed_computations) if renamed_computations else {}
-    return BulkRenaming(
-        "".join(pieces),
-        moved,
-        frozenset(kept_targets),
-        {c: called.get(c, 0) for c in renamed_computations},
-    )
+    return BulkRenaming("".join(pieces), moved)
 
 
 def renamed_names(names: TextNames, renaming: dict[str, str]) -> TextNames:
@@ -155,28 +207,53 @@ def renamed_changes(changes: tuple[Change, ...]) -> RenamedChanges | None:
     position (one regex split per side of each); ``None`` where there are none, or the
     pairing is no bijection."""
     found: list[Change] = []
-    olds: list[str] = []
-    news: list[str] = []
-    split = NAME.split
+    names: list[tuple[list[str], list[str]]] = []
     for change in changes:
         if not change.removed or len(change.removed) != len(change.added):
             continue
-        before = split("\n".join(change.removed))
+        before = NAME.split("\n".join(change.removed))
         if len(before) < 3:
             continue  # no names
-        after = split("\n".join(change.added))
+        after = NAME.split("\n".join(change.added))
         if len(after) != len(before) or before[::2] != after[::2]:
             continue
         found.append(change)
-        olds += before[1::2]
-        news += after[1::2]
-    if not found:
-        return None
-    renaming = dict(zip(olds, news, strict=True))
-    pairs = set(zip(olds, news, strict=True))
-    if len(pairs) != len(renaming) or len(set(renaming.values())) != len(renaming):
-        return None  # an old name paired with two new ones, or two old names with one
-    return RenamedChanges(found, renaming)
+        names.append((before[1::2], after[1::2]))
+    return _paired(found, names) if found else None
+
+
+def _paired(
+    changes: list[Change], names: list[tuple[list[str], list[str]]]
+) -> RenamedChanges | None:
+    """``changes`` with their names paired; where an old name pairs with two new ones, or two
+    old names with one (lines alike by chance, not a renaming), the changes holding them are
+    left out. ``None`` where none is left."""
+    for _ in range(_ROUNDS):
+        olds = [name for before, _ in names for name in before]
+        news = [name for _, after in names for name in after]
+        renaming = dict(zip(olds, news, strict=True))
+        if len(set(zip(olds, news, strict=True))) == len(renaming) == len(set(renaming.values())):
+            return RenamedChanges(changes, renaming, names)
+        clashing = _clashing(olds, news)
+        kept = [k for k, (before, _) in enumerate(names) if clashing.isdisjoint(before)]
+        if not kept:
+            return None
+        changes, names = [changes[k] for k in kept], [names[k] for k in kept]
+    return None
+
+
+def _clashing(olds: list[str], news: list[str]) -> set[str]:
+    """The old names paired with two new names, or with a new name another old name has."""
+    forward: dict[str, str] = {}
+    back: dict[str, str] = {}
+    out: set[str] = set()
+    for old, new in zip(olds, news, strict=True):
+        if forward.setdefault(old, new) != new:
+            out.add(old)
+        other = back.setdefault(new, old)
+        if other != old:
+            out.update((old, other))
+    return out
 
 
 def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]:
@@ -184,6 +261,12 @@ def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]
     touch), each with the changes inside it."""
     spans: list[tuple[int, int, list[Change]]] = []
     for change in changes:
+        if spans and change.a_pos < spans[-1][1]:  # in the computation found last
+            first, last, inside = spans[-1]
+            inside.append(change)
+            if change.a_end > last:
+                spans[-1] = (first, computation_span(a, change.a_pos, change.a_end)[1], inside)
+            continue
         start, end = computation_span(a, change.a_pos, change.a_end)
         if spans and start < spans[-1][1]:
             first, last, inside = spans[-1]
@@ -206,16 +289,25 @@ def _between(a: str, start: int, end: int, inside: list[Change]) -> list[tuple[s
     return out
 
 
-def _rewritten(text: str, moved: dict[str, str], kept_targets: set[str]) -> str | None:
-    """Lines around the renamed changes with the renaming applied; ``None`` where one holds
-    a name that stays and is also a renamed value's new name."""
+def _clashes(text: str, moved: dict[str, str], kept_targets: set[str]) -> set[str]:
+    """The names in lines around the renamed changes that clash with the renaming: a name that
+    stays and is also a renamed value's new name, or a header's bare parameter name that the
+    renaming would change (bare names are left to the line-by-line pass)."""
+    out = kept_targets.intersection(NAME.findall(text))
+    if text.startswith(("%", "ENTRY %")) or "\n%" in text or "\nENTRY %" in text:
+        for header in _HEADER_LINE.findall("\n" + text):
+            for match in HEADER_PARAM.finditer(header):
+                name = match.group(1) or match.group(2)
+                if name in moved or name in kept_targets:
+                    out.add(name)
+    return out
+
+
+def _rewritten(text: str, moved: dict[str, str]) -> str:
+    """Lines around the renamed changes with the renaming applied."""
     parts = NAME.split(text)
     names = parts[1::2]
-    if not names:
-        return text
-    if not kept_targets.isdisjoint(names):
-        return None
-    if moved.keys().isdisjoint(names):
+    if not names or moved.keys().isdisjoint(names):
         return text
     get = moved.get
     parts[1::2] = ["%" + get(name, name) for name in names]

@@ -23,20 +23,28 @@ def computation_span(text: str, first: int, last_end: int) -> tuple[int, int]:
     return start, len(text) if end < 0 else end + len(_END)
 
 
-class ComputationLines:
+class ComputationLines(dict[int, str]):
     """The lines of the computations holding some changes on one side, by line number.
 
-    Reads like the list of the text's lines for the lines it holds; a line outside them reads
-    as a computation's end (``}``), which stops any scan of a computation's body there, and
-    its length is a bound past the last line held.
+    Reads like the list of the text's lines for the lines it holds (a dict: a line is found
+    without a Python call); a line outside them reads as a computation's end (``}``), which
+    stops any scan of a computation's body there, and its length is a bound past the last
+    line held.
     """
 
     def __init__(self, text: str, changes: Iterable[Change], side: str) -> None:
+        super().__init__()
         self.text = text
         #: (start offset, end offset, number of the first line) of each span, in order.
         self.spans: list[tuple[int, int, int]] = []
-        self.lines: dict[int, str] = {}
         for first, last_end, first_line in _touched_ranges(text, changes, side):
+            if self.spans and first < self.spans[-1][1]:
+                # In the computation found last (a long ENTRY holds many changes): searched
+                # again only if the lines run past its end.
+                begin, stop, number = self.spans[-1]
+                if last_end > stop:
+                    self.spans[-1] = (begin, computation_span(text, first, last_end)[1], number)
+                continue
             start, end = computation_span(text, first, last_end)
             if self.spans and start < self.spans[-1][1]:
                 begin, stop, number = self.spans[-1]
@@ -45,21 +53,21 @@ class ComputationLines:
                 number = first_line - text.count("\n", start, first)
                 self.spans.append((start, end, number))
         for start, end, number in self.spans:
-            for k, line in enumerate(text[start:end].split("\n")[:-1]):
-                self.lines[number + k] = line
+            lines = text[start:end].split("\n")[:-1]
+            self.update(zip(range(number, number + len(lines)), lines, strict=True))
         # A bound, not the text's count of lines (which would cost a scan of it): no line
         # past it is held, and those read as "}".
-        self._bound = max(self.lines) + 2 if self.lines else 0
+        self._bound = max(self.keys()) + 2 if dict.__len__(self) else 0
 
-    def __getitem__(self, number: int) -> str:
-        return self.lines.get(number, "}")
+    def __missing__(self, number: int) -> str:
+        return "}"
 
     def __len__(self) -> int:
         return self._bound
 
     def numbers(self) -> list[int]:
         """The numbers of the lines held, in order."""
-        return sorted(self.lines)
+        return sorted(self.keys())
 
     def rewritten(self, rewrite: dict[int, str]) -> str:
         """The text with the held lines numbered in ``rewrite`` replaced."""

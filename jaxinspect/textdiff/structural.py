@@ -183,7 +183,7 @@ def _after_bulk(
 ) -> _Renamed | None:
     """The changes renamed in bulk undone, then the rest matched line by line; ``None`` where
     the bulk renaming fails its checks (the whole diff is then matched line by line)."""
-    bulk = undo_renamed_changes(plain, in_bulk)
+    bulk = undo_renamed_changes(plain, in_bulk, names)
     if bulk is None:
         return None
     rest = diff_lines(bulk.text, plain.b)
@@ -200,8 +200,7 @@ def _after_bulk(
         if more is not None:
             final, second, fresh = more
             found = (final, _composed(bulk.renaming, second), fresh)
-    # Asked last: the whole text's names are read aside meanwhile.
-    return found if bulk.holds(names()) else None
+    return found
 
 
 def _composed(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
@@ -283,42 +282,39 @@ def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
 
 
 def _renamable(changes: tuple[Change, ...], parse: Callable[[str], _Line]) -> tuple[Change, ...]:
-    """The changes a renaming could explain in part: a removed line that reads as an added
-    one once names are blanked out, in the same change, or across changes where lines were
-    only removed or only added (a computation moved). An edited line elsewhere is left out."""
+    """The changes a renaming could explain in part. Left out are only small changes whose
+    removed lines read as none of their added lines once names are blanked out, nor as any
+    line of a change that only adds, and the other way round: edited lines, which keep their
+    names. Changes of more lines, and changes that only remove or only add lines (a
+    computation moved), are kept without being read here."""
 
     def templates(lines: tuple[str, ...]) -> set[str]:
         return {parse(line).template for line in lines}
 
     removed_alone: set[str] = set()  # lines of changes that only remove
     added_alone: set[str] = set()
-    removed_all: set[str] = set()
-    added_all: set[str] = set()
-    sides = []
     for c in changes:
-        before, after = templates(c.removed), templates(c.added)
-        sides.append((before, after))
-        removed_all |= before
-        added_all |= after
-        if not after:
-            removed_alone |= before
-        elif not before:
-            added_alone |= after
+        if not c.added:
+            removed_alone |= templates(c.removed)
+        elif not c.removed:
+            added_alone |= templates(c.added)
     out = []
-    for c, (before, after) in zip(changes, sides, strict=True):
-        if not after:
-            keep = not before.isdisjoint(added_all)
-        elif not before:
-            keep = not after.isdisjoint(removed_all)
-        else:
-            keep = not (
-                before.isdisjoint(after)
-                and before.isdisjoint(added_alone)
-                and after.isdisjoint(removed_alone)
-            )
-        if keep:
+    for c in changes:
+        if not c.removed or not c.added or len(c.removed) + len(c.added) > _SMALL:
+            out.append(c)
+            continue
+        before, after = templates(c.removed), templates(c.added)
+        if not (
+            before.isdisjoint(after)
+            and before.isdisjoint(added_alone)
+            and after.isdisjoint(removed_alone)
+        ):
             out.append(c)
     return tuple(out)
+
+
+#: Changes of at most this many lines (both sides) may be edits that ``_renamable`` leaves out.
+_SMALL = 4
 
 
 def _outcome(final: LineDiff, renamed: int, parse: Callable[[str], _Line]) -> StructuralDiff:
