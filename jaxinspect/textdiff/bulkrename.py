@@ -15,8 +15,11 @@ pairing checked as a whole, with no line parsed:
 - a computation header's bare parameter names are not renamed (they are not cut out here).
 
 Then the old text is rewritten in those computations at once: the changes become the new
-text's lines, and the lines around them take the renaming. Where any check fails nothing is
-done here, and the structural pass reads every line as before.
+text's lines, and the lines around them take the renaming. A change whose names clash (lines
+alike by chance, an operand that changed rather than a name) is left out with the renamings
+that lead to it, and the rest checked again, a few rounds at most; where much clashes (a real
+renumbering, whose chains of names run into edited lines) nothing is done here, and the
+structural pass reads every line as before.
 """
 
 from __future__ import annotations
