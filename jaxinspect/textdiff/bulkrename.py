@@ -151,6 +151,8 @@ def _undo(
     for _, _, parts in cut:
         for before, _ in parts:
             clashes |= _clashes(before, moved, kept_targets)
+        if len(clashes) > _FEW:
+            return clashes  # too many to mend: no need to look further
     region = "\n" + "".join(a[start:end] for start, end, _ in spans)  # patterns start with \n
     computations = HEADS.findall(region)
     clashes |= moved.keys() - {*DEFINES.findall(region), *computations}  # defined elsewhere
