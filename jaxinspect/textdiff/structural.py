@@ -196,7 +196,7 @@ def _after_bulk(
                 renamed["names"] = renamed_names(names(), bulk.renaming)
             return renamed["names"]
 
-        more = _renamed(stage, rest, parse, rename, names_after)
+        more = _renamed(stage, rest, parse, rename, names_after, edits_apart=True)
         if more is not None:
             final, second, fresh = more
             found = (final, _composed(bulk.renaming, second), fresh)
@@ -217,17 +217,20 @@ def _renamed(
     parse: Callable[[str], _Line],
     rename: Callable[[str, dict[str, str]], str],
     names: Callable[[], TextNames],
+    *,
+    edits_apart: bool = False,
 ) -> _Renamed | None:
     """``plain`` matched line by line and diffed again after the renaming; ``None`` where
-    that tells no shorter story."""
+    that tells no shorter story. With ``edits_apart`` (what a bulk renaming left: its
+    renamed lines gone, edited ones remain), HLO computations holding only small changes
+    that no renaming could explain are not read: their edited lines keep their names."""
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
     # parsed, on both sides (also where one side of a change is empty); names from elsewhere
-    # (other computations) are anchors. In HLO, only computations holding a change that a
-    # renaming could explain are read (found by offsets: the texts are not split into
-    # lines), and an edited line elsewhere keeps its names.
+    # (other computations) are anchors. In HLO those computations are found by offsets: the
+    # texts are not split into lines.
     if stage == "hlo":
-        changes = _renamable(plain.changes, parse)
+        changes = _renamable(plain.changes, parse) if edits_apart else plain.changes
         a_held = ComputationLines(plain.a, changes, "a")
         b_held = ComputationLines(plain.b, changes, "b")
         old = _Side(a_held, a_held.numbers(), parse)
