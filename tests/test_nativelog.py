@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jaxinspect.errors import UsageError
-from jaxinspect.process.nativelog import quiet_native_stderr, show_native_logs
+from jaxinspect.process.errtrace import CALLBACK_LOGGER
+from jaxinspect.process.nativelog import native_logs_shown, quiet_native_stderr, show_native_logs
 
 
 @pytest.fixture
@@ -48,3 +52,17 @@ def test_fd_2_is_restored_after_an_error(capfd: pytest.CaptureFixture[str]) -> N
         raise KeyError("boom")
     os.write(2, b"still the terminal\n")
     assert capfd.readouterr().err == "still the terminal\n"
+
+
+def test_a_debug_run_in_process_leaves_native_output_caught_after_it(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    # The CLI's --debug switch is process-wide: a test (or an API caller) that runs a command
+    # with it in-process must not leave later blocks writing their catch back to stderr.
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("HloModule m\n")
+    new.write_text("HloModule n\n")
+    assert not native_logs_shown()
+    assert run_cli("diff", old, new, "--debug").exit_code == 1
+    assert not native_logs_shown()
+    assert not logging.getLogger(CALLBACK_LOGGER).disabled  # as before the run

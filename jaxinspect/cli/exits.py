@@ -92,39 +92,45 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
     by the user's code where no ``pipeline.usercode.user_code`` caught it is exit 3, while
     jaxinspect's own ``SystemExit`` and a real Ctrl-C pass through.
     """
-    from jaxinspect.process.errtrace import show_callback_tracebacks
-    from jaxinspect.process.nativelog import show_native_logs
+    from jaxinspect.process.errtrace import callback_tracebacks_shown, show_callback_tracebacks
+    from jaxinspect.process.nativelog import native_logs_shown, show_native_logs
 
+    # Process-wide switches, put back after: in-process callers (tests, the API) go on.
+    shown = native_logs_shown(), callback_tracebacks_shown()
     show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
     show_callback_tracebacks(debug)
     # --debug adds the Python traceback to a message; it never changes the exit code.
     try:
-        yield
-    except JaxInspectError as exc:
-        _traceback_if(debug)
-        fail(exc.message, _without_debug_advice(exc.hint) if debug else exc.hint, exc.exit_code)
-    except OSError as exc:
-        if is_closed_pipe(exc):
-            end_on_closed_pipe()
-        if exc.errno not in ENVIRONMENT_ERRNOS:
+        try:
+            yield
+        except JaxInspectError as exc:
+            _traceback_if(debug)
+            fail(exc.message, _without_debug_advice(exc.hint) if debug else exc.hint, exc.exit_code)
+        except OSError as exc:
+            if is_closed_pipe(exc):
+                end_on_closed_pipe()
+            if exc.errno not in ENVIRONMENT_ERRNOS:
+                _internal_error()
+            _traceback_if(debug)
+            fail(_describe_io_error(exc), None, ExitCode.USAGE_ERROR)
+        except Exception:
             _internal_error()
-        _traceback_if(debug)
-        fail(_describe_io_error(exc), None, ExitCode.USAGE_ERROR)
-    except Exception:
-        _internal_error()
-    except BaseException as exc:
-        if _rich_broken_pipe(exc):
-            end_on_closed_pipe()
-        if not _raised_by_user(exc):
-            if isinstance(exc, KeyboardInterrupt):  # a real Ctrl-C
-                raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-            raise  # jaxinspect's own SystemExit
-        _traceback_if(debug)
-        fail(
-            f"your code raised {type(exc).__name__}{_argument(exc)}; it cannot end the run",
-            None if debug else "Run with --debug for the full Python traceback.",
-            ExitCode.TARGET_FAILED,
-        )
+        except BaseException as exc:
+            if _rich_broken_pipe(exc):
+                end_on_closed_pipe()
+            if not _raised_by_user(exc):
+                if isinstance(exc, KeyboardInterrupt):  # a real Ctrl-C
+                    raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+                raise  # jaxinspect's own SystemExit
+            _traceback_if(debug)
+            fail(
+                f"your code raised {type(exc).__name__}{_argument(exc)}; it cannot end the run",
+                None if debug else "Run with --debug for the full Python traceback.",
+                ExitCode.TARGET_FAILED,
+            )
+    finally:
+        show_native_logs(shown[0])
+        show_callback_tracebacks(shown[1])
 
 
 def _traceback_if(debug: bool) -> None:

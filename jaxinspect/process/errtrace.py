@@ -38,6 +38,11 @@ def show_callback_tracebacks(show: bool) -> None:
     logging.getLogger(CALLBACK_LOGGER).disabled = not show
 
 
+def callback_tracebacks_shown() -> bool:
+    """Whether JAX logs a failing host callback's traceback now."""
+    return not logging.getLogger(CALLBACK_LOGGER).disabled
+
+
 def is_user_frame(filename: str) -> bool:
     """Whether a frame belongs to the user's code rather than jaxinspect, JAX or the stdlib."""
     if filename.startswith("<"):

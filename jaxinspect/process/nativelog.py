@@ -31,6 +31,11 @@ def show_native_logs(show: bool) -> None:
     _show = show
 
 
+def native_logs_shown() -> bool:
+    """Whether caught native output is written back to stderr now."""
+    return _show
+
+
 @contextmanager
 def quiet_native_stderr() -> Iterator[None]:
     """Catch everything written to fd 2 in the block.
