@@ -217,14 +217,15 @@ from jaxinspect.textdiff.structural import early_names, structural_diff
 a, b = (open(path).read() for path in sys.argv[1:3])
 plain = diff_lines(a, b)
 early = early_names(plain, in_background)
-assert early is not None
+assert early.found is not None and early.names is not None
 started = structural_diff("hlo", plain, early=early)
 inline = structural_diff("hlo", plain)
 assert started == inline and started.renamed > 0 and started.lines.changes
 other = diff_lines(a + "\n", b)  # another old text: the early start does not fit it
 unused = early_names(plain, in_background)
 assert structural_diff("hlo", other, early=unused) == structural_diff("hlo", other)
-assert early_names(diff_lines(a, a.replace("f32[", "bf16[", 1)), in_background) is None
+edited = early_names(diff_lines(a, a.replace("f32[", "bf16[", 1)), in_background)
+assert edited.found is None and edited.names is None  # nothing to undo in bulk, no child
 try:
     os.waitpid(-1, os.WNOHANG)
 except ChildProcessError:

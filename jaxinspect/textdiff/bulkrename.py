@@ -73,10 +73,8 @@ def undo_renamed_changes(
     to the line-by-line pass with those renamed before it, and the rest is checked again, a
     few rounds at most.
     """
-    moved = [old for old, new in found.renaming.items() if old != new]
-    fresh = set(found.renaming.values()).difference(found.renaming)
-    if len(fresh) < _FRESH * len(moved):
-        return None  # mostly chains of names (a renumbering): they clash, in every case seen
+    if not worth_undoing(found):
+        return None
     wanted = len(found.changes) * _KEPT
     for _ in range(_ROUNDS):
         attempt = _undo(plain, found, names)
@@ -111,6 +109,14 @@ _FEW = 8
 #: where the bulk renaming clashed on every real pair tried (shares 0.04, 0.09 and 0.54:
 #: 12-, 24- and 48-layer stacks, one op added); the attempt then only costs time.
 _FRESH = 0.6
+
+
+def worth_undoing(found: RenamedChanges) -> bool:
+    """Whether ``found`` is worth undoing in bulk: not mostly chains of names (see
+    ``_FRESH``), which clashed in every real renumbering tried."""
+    moved = sum(1 for old, new in found.renaming.items() if old != new)
+    fresh = set(found.renaming.values()).difference(found.renaming)
+    return moved > 0 and len(fresh) >= _FRESH * moved
 
 
 def _unmoved(renaming: dict[str, str], clashes: set[str]) -> set[str]:

@@ -34,6 +34,7 @@ from jaxinspect.textdiff.bulkrename import (
     renamed_changes,
     renamed_names,
     undo_renamed_changes,
+    worth_undoing,
 )
 from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
 from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
@@ -103,22 +104,27 @@ class _Later:
 
 
 class EarlyNames(NamedTuple):
-    """What ``early_names`` started for an HLO line diff: its changes renamed in bulk, and the
-    old text's names being read aside."""
+    """What ``early_names`` found for an HLO line diff: its changes to undo in bulk, if any,
+    and the old text's names being read aside for them."""
 
     text: str
-    found: RenamedChanges
-    names: PendingNames
+    found: RenamedChanges | None
+    names: PendingNames | None
+
+    def close(self) -> None:
+        """Stop reading the names where they are no longer wanted."""
+        if self.names is not None:
+            self.names.close()
 
 
-def early_names(plain: LineDiff, aside: RunAside) -> EarlyNames | None:
-    """For an HLO line diff with changes that differ in names alone, the old text's names
-    started aside (``aside``) as soon as the line diff is known, so the work done before the
-    structural diff (``diff``'s op counts) overlaps the reading; ``None`` where there is no
-    such change. Pass it to ``structural_diff``; close its ``names`` where that never runs."""
+def early_names(plain: LineDiff, aside: RunAside) -> EarlyNames:
+    """For an HLO line diff, its changes that differ in names alone, and, where they are
+    worth undoing in bulk, the old text's names started aside (``aside``) as soon as the line
+    diff is known, so the work done before the structural diff (``diff``'s op counts)
+    overlaps the reading. Pass it to ``structural_diff``; close it where that never runs."""
     found = renamed_changes(plain.changes)
-    if found is None:
-        return None
+    if found is None or not worth_undoing(found):
+        return EarlyNames(plain.a, None, None)
     return EarlyNames(plain.a, found, aside(text_names, plain.a))
 
 
@@ -141,15 +147,17 @@ def structural_diff(
     # Changes that differ in names alone are found first, in bulk (HLO): a renumbered text
     # is mostly such changes, and they need no line parsed.
     if early is not None and (stage != "hlo" or early.text is not plain.a):
-        early.names.close()
+        early.close()
         early = None
     if early is not None:
         in_bulk: RenamedChanges | None = early.found
     else:
         in_bulk = renamed_changes(plain.changes) if stage == "hlo" else None
+        if in_bulk is not None and not worth_undoing(in_bulk):
+            in_bulk = None
     if in_bulk is None and not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
-    if early is not None:
+    if early is not None and early.names is not None:
         names = early.names
     else:
         start = aside if aside is not None and stage == "hlo" else _Later

@@ -167,9 +167,7 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
         # A large renamed pair: the old text's names are read in a forked child from here
         # on, while the op counts are derived, not only once the structural diff needs them.
         if structural and will_fork(diff.a):
-            names = early_names(diff, in_background)
-            if names is not None:
-                started["hlo"] = names
+            started["hlo"] = early_names(diff, in_background)
 
     try:
         # Import the renderer while a large loose HLO pair is being counted in the background.
@@ -188,7 +186,7 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
         )
     finally:
         for names in started.values():
-            names.names.close()  # no child left behind where an error came first
+            names.close()  # no child left behind where an error came first
     verdict = evaluate(rules, result)
     _print_diff(result, verdict, args.output_format, args.text, args.color)
     return Outcome(differences=verdict.failed)
