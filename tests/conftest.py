@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -85,6 +86,15 @@ def edit_module(path: Path, source: str) -> None:
     """
     path.write_text(source)
     Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
+
+
+def fork_free_python(code: str, *args: object) -> subprocess.CompletedProcess[str]:
+    """``code`` run in a fresh Python process with ``args``, its output captured: no jax is
+    loaded there, so ``diff``'s work may fork (``snapshot.background``)."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env
+    )
 
 
 def sample(name: str) -> str:

@@ -8,16 +8,13 @@ bulk renaming would not be one.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from test_structural_renaming import renaming_problems
 
-from conftest import sample
+from conftest import fork_free_python, sample
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
@@ -244,12 +241,6 @@ def test_names_started_early_give_the_same_diff_and_leave_no_child(
     new[len(layer[1]) // 2] = new[len(layer[1]) // 2].replace("f32", "bf16", 1)
     (tmp_path / "old.txt").write_text(text(old))
     (tmp_path / "new.txt").write_text(text(new))
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    done = subprocess.run(
-        [sys.executable, "-c", _EARLY, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    done = fork_free_python(_EARLY, tmp_path / "old.txt", tmp_path / "new.txt")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "same, no child left\n"

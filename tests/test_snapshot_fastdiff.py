@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import fork_free_python
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
@@ -202,13 +203,7 @@ def test_background_count_in_a_forked_child(hlo_texts: dict[str, str], tmp_path:
     rng = random.Random(0)
     (tmp_path / "old.txt").write_text(big)
     (tmp_path / "new.txt").write_text("\n".join(_edited(big.split("\n"), rng, 40)))
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    done = subprocess.run(
-        [sys.executable, "-c", _FORKED, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    done = fork_free_python(_FORKED, tmp_path / "old.txt", tmp_path / "new.txt")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == [
         "meanwhile",

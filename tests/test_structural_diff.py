@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import sample
+from conftest import fork_free_python, sample
 from jaxinspect.inputs.spec import load_spec, parse_spec_text
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
@@ -269,12 +266,6 @@ def test_the_old_text_s_names_read_aside_give_the_same_diff(
     new[len(body) // 2] = new[len(body) // 2].replace("f32", "bf16", 1)  # one real edit
     (tmp_path / "old.txt").write_text("\n".join(old) + "\n")
     (tmp_path / "new.txt").write_text("\n".join(new) + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    done = subprocess.run(
-        [sys.executable, "-c", _ASIDE, str(tmp_path / "old.txt"), str(tmp_path / "new.txt")],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    done = fork_free_python(_ASIDE, tmp_path / "old.txt", tmp_path / "new.txt")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "same, no child left\n"

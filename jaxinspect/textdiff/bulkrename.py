@@ -36,7 +36,7 @@ from jaxinspect.textdiff.hlonames import (
     TextNames,
     callee_counts,
 )
-from jaxinspect.textdiff.hlospans import computation_span
+from jaxinspect.textdiff.hlospans import computation_spans
 from jaxinspect.textdiff.linediff import LineDiff
 from jaxinspect.textdiff.linematch import Change
 
@@ -278,24 +278,13 @@ def _clashing(olds: list[str], news: list[str]) -> set[str]:
 
 
 def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]:
-    """The computations holding ``changes`` (start and end offsets in ``a``, merged where they
-    touch), each with the changes inside it."""
-    spans: list[tuple[int, int, list[Change]]] = []
-    for change in changes:
-        if spans and change.a_pos < spans[-1][1]:  # in the computation found last
-            first, last, inside = spans[-1]
-            inside.append(change)
-            if change.a_end > last:
-                spans[-1] = (first, computation_span(a, change.a_pos, change.a_end)[1], inside)
-            continue
-        start, end = computation_span(a, change.a_pos, change.a_end)
-        if spans and start < spans[-1][1]:
-            first, last, inside = spans[-1]
-            inside.append(change)
-            spans[-1] = (first, max(end, last), inside)
-        else:
-            spans.append((start, end, [change]))
-    return spans
+    """The computations holding ``changes`` (in order; start and end offsets in ``a``, merged
+    where they touch), each with the changes inside it."""
+    ranges = [(change.a_pos, change.a_end) for change in changes]
+    return [
+        (start, end, [changes[k] for k in members])
+        for start, end, members in computation_spans(a, ranges)
+    ]
 
 
 def _between(a: str, start: int, end: int, inside: list[Change]) -> list[tuple[str, Change | None]]:

@@ -7,7 +7,7 @@ the previous computation's closing ``}``, on to its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from jaxinspect.textdiff.linematch import Change
 
@@ -21,6 +21,33 @@ def computation_span(text: str, first: int, last_end: int) -> tuple[int, int]:
     start = 0 if start < 0 else start + len(_END)
     end = text.find(_END, max(last_end - 1, 0))
     return start, len(text) if end < 0 else end + len(_END)
+
+
+def computation_spans(
+    text: str, ranges: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, list[int]]]:
+    """The computations holding ``ranges`` (whole lines ``text[first:last_end]``, in order):
+    start and end offsets, merged where they touch, each with the indices of the ranges in it.
+
+    A range inside the computation found last (a long ENTRY holds many changes) is searched
+    again only if its lines run past that computation's end.
+    """
+    spans: list[tuple[int, int, list[int]]] = []
+    for k, (first, last_end) in enumerate(ranges):
+        if spans and first < spans[-1][1]:
+            start, end, members = spans[-1]
+            members.append(k)
+            if last_end > end:
+                spans[-1] = (start, computation_span(text, first, last_end)[1], members)
+            continue
+        start, end = computation_span(text, first, last_end)
+        if spans and start < spans[-1][1]:
+            begin, stop, members = spans[-1]
+            members.append(k)
+            spans[-1] = (begin, max(stop, end), members)
+        else:
+            spans.append((start, end, [k]))
+    return spans
 
 
 class ComputationLines(dict[int, str]):
@@ -37,21 +64,10 @@ class ComputationLines(dict[int, str]):
         self.text = text
         #: (start offset, end offset, number of the first line) of each span, in order.
         self.spans: list[tuple[int, int, int]] = []
-        for first, last_end, first_line in _touched_ranges(text, changes, side):
-            if self.spans and first < self.spans[-1][1]:
-                # In the computation found last (a long ENTRY holds many changes): searched
-                # again only if the lines run past its end.
-                begin, stop, number = self.spans[-1]
-                if last_end > stop:
-                    self.spans[-1] = (begin, computation_span(text, first, last_end)[1], number)
-                continue
-            start, end = computation_span(text, first, last_end)
-            if self.spans and start < self.spans[-1][1]:
-                begin, stop, number = self.spans[-1]
-                self.spans[-1] = (begin, max(stop, end), number)
-            else:
-                number = first_line - text.count("\n", start, first)
-                self.spans.append((start, end, number))
+        ranges = _touched_ranges(text, changes, side)
+        for start, end, members in computation_spans(text, [(f, e) for f, e, _ in ranges]):
+            first, _, first_line = ranges[members[0]]
+            self.spans.append((start, end, first_line - text.count("\n", start, first)))
         for start, end, number in self.spans:
             lines = text[start:end].split("\n")[:-1]
             self.update(zip(range(number, number + len(lines)), lines, strict=True))

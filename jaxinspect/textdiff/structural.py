@@ -246,8 +246,9 @@ def _renamed(
     else:
         changes = plain.changes
         a_lines, b_lines = plain.a.split("\n"), plain.b.split("\n")
-        old = _Side(a_lines, _blocks(a_lines), parse)
-        new = _Side(b_lines, _blocks(b_lines), parse)
+        # jaxpr and StableHLO texts are small: read whole.
+        old = _Side(a_lines, list(range(len(a_lines))), parse)
+        new = _Side(b_lines, list(range(len(b_lines))), parse)
     paired = _match(old, new, changes, parse)
     renaming, fresh = _bijective(stage, names, old, paired)
     if stage == "hlo":
@@ -339,12 +340,6 @@ def _outcome(final: LineDiff, renamed: int, parse: Callable[[str], _Line]) -> St
         tuple(sorted(removed_defs - both)),
         tuple(sorted(both)),
     )
-
-
-def _blocks(lines: list[str]) -> list[int]:
-    """The lines a jaxpr or StableHLO diff reads: the whole text, which is small (HLO reads
-    only the computations holding a change: ``ComputationLines``)."""
-    return list(range(len(lines)))
 
 
 class _Lines(Protocol):
