@@ -18,9 +18,10 @@ from conftest import fork_free_python, sample
 from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
-from jaxinspect.textdiff.bulkrename import renamed_changes, undo_renamed_changes
+from jaxinspect.textdiff.bulkrename import undo_renamed_changes
 from jaxinspect.textdiff.hlonames import text_names
 from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.renamedlines import renamed_changes
 from jaxinspect.textdiff.structural import structural_diff
 
 _NAME = re.compile(r"%([\w.\-]+)")
@@ -76,7 +77,7 @@ def refused_in_bulk(old: list[str], new: list[str], refused: set[str]) -> None:
     ``refused`` (old names), or to any of them, and the structural diff still shows the old
     program."""
     plain = diff_lines(text(old), text(new))
-    found = renamed_changes(plain.changes)
+    found = renamed_changes(plain)
     assert found is not None and not refused.isdisjoint({*found.renaming, *found.renaming.values()})
     bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
     if bulk is not None:
@@ -88,7 +89,7 @@ def test_renamed_layers_are_undone_in_bulk(layer: tuple[str, list[str]]) -> None
     old = stack(layer, 6)
     new = renamed(old, 1, 4)
     plain = diff_lines(text(old), text(new))
-    found = renamed_changes(plain.changes)
+    found = renamed_changes(plain)
     assert found is not None
     bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
     assert bulk is not None
@@ -105,11 +106,42 @@ def test_an_edit_inside_a_renamed_layer_is_its_lines_alone(layer: tuple[str, lis
         i for i, line in enumerate(new) if "_M2" in line and " multiply(" in line and "f32[" in line
     )
     new[edited] = new[edited].replace("f32[", "bf16[", 1)
+    assert check(text(old), text(new))[0] == 2
+    # The edited line alone, old and new, under its new name: the lines that use its value
+    # pair its names, and the rest of the layer is renamed.
+    result = structural_diff("hlo", diff_lines(text(old), text(new)))
+    (change,) = result.lines.changes
+    assert change.added == (new[edited],)
+    assert change.removed == (new[edited].replace("bf16[", "f32[", 1),)
+
+
+def test_a_line_inserted_between_renamed_computations_is_its_line_alone(
+    layer: tuple[str, list[str]],
+) -> None:
+    # A line inserted between two computations makes the line diff pair each renamed
+    # computation with its neighbour; the changes are aligned again, names cut out, and the
+    # bulk renaming alone leaves only the inserted line.
+    old = stack(layer, 5)
+    new = renamed(old, 2)
+    first = next(i for i, line in enumerate(new) if "_M2" in line)
+    gap = new.index("", first)  # the blank line after the renamed layer's first computation
+    new.insert(gap, "  %inserted = f32[] constant(7)")
+    plain = diff_lines(text(old), text(new))
+    heads = [
+        (c.removed[0].split(" ")[0], c.added[0].split(" ")[0])
+        for c in plain.changes
+        if c.removed and c.added and c.removed[0].startswith("%") and c.added[0].startswith("%")
+    ]
+    # The line diff pairs computations with their neighbours' renamed copies.
+    assert any(before.replace("_L2", "_M2") != after for before, after in heads)
+    found = renamed_changes(plain)
+    assert found is not None
+    bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
+    assert bulk is not None
+    (left,) = diff_lines(bulk.text, plain.b).changes
+    assert (left.removed, left.added) == ((), ("  %inserted = f32[] constant(7)",))
     changed, renamings = check(text(old), text(new))
-    # The edited line and the line that uses its value (an edited definition reads unlike
-    # any new one, so its name is not paired), each old and new; the rest of the layer is
-    # renamed.
-    assert changed == 4
+    assert changed == 1
     assert renamings > 0
 
 
@@ -142,7 +174,7 @@ def test_chains_of_names_are_left_to_the_lines() -> None:
     # renumberings they ran into edited lines every time), which shows no change.
     new = _CHAIN.replace("a.2", "a.3").replace("a.1", "a.2")
     plain = diff_lines(_CHAIN, new)
-    found = renamed_changes(plain.changes)
+    found = renamed_changes(plain)
     assert found is not None and found.renaming == {"x": "x", "a.1": "a.2", "a.2": "a.3", "r": "r"}
     assert undo_renamed_changes(plain, found, lambda: text_names(plain.a)) is None
     assert check(_CHAIN, new) == (0, 2)
@@ -187,7 +219,7 @@ def test_a_renamed_bare_parameter_name_is_read_line_by_line() -> None:
     # leaves the computation to the line-by-line pass, which shows no change.
     new = _FUSED.replace("q.2", "q.5")
     plain = diff_lines(_FUSED, new)
-    found = renamed_changes(plain.changes)
+    found = renamed_changes(plain)
     assert found is not None and found.renaming["q.2"] == "q.5"
     bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
     assert bulk is None or "q.2" not in bulk.renaming
@@ -199,7 +231,7 @@ def test_mismatched_pairings_are_no_bulk_renaming() -> None:
     head = "HloModule m\n\n%c (p: f32[]) -> f32[] {\n"
     old = head + "  %a = f32[] parameter(0)\n  ROOT %b = f32[] negate(%a)\n}\n"
     new = head + "  %x = f32[] parameter(0)\n  ROOT %b = f32[] negate(%y)\n}\n"
-    assert renamed_changes(diff_lines(old, new).changes) is None
+    assert renamed_changes(diff_lines(old, new)) is None
 
 
 # The CLI starts reading the old text's names in a forked child as soon as the line diff is
@@ -209,6 +241,7 @@ _EARLY = r"""
 import os, sys
 from jaxinspect.snapshot.background import in_background
 from jaxinspect.textdiff.linediff import diff_lines
+from jaxinspect.textdiff.renamedlines import renamed_changes
 from jaxinspect.textdiff.structural import early_names, structural_diff
 
 a, b = (open(path).read() for path in sys.argv[1:3])

@@ -39,6 +39,7 @@ from jaxinspect.textdiff.hlonames import (
 from jaxinspect.textdiff.hlospans import computation_spans
 from jaxinspect.textdiff.linediff import LineDiff
 from jaxinspect.textdiff.linematch import Change
+from jaxinspect.textdiff.renamedlines import RenamedChanges, paired
 
 #: A computation's header line, after a newline (a literal first: the regex engine finds it
 #: fast).
@@ -50,15 +51,6 @@ class BulkRenaming(NamedTuple):
 
     text: str
     renaming: dict[str, str]
-
-
-class RenamedChanges(NamedTuple):
-    """The changes that read the same on both sides but for names, and their names paired."""
-
-    changes: list[Change]
-    renaming: dict[str, str]
-    #: Each change's old and new names, in order.
-    names: list[tuple[list[str], list[str]]]
 
 
 def undo_renamed_changes(
@@ -90,7 +82,7 @@ def undo_renamed_changes(
         ]
         if len(kept) < wanted or len(kept) == len(found.changes):
             return None
-        fewer = _paired([found.changes[k] for k in kept], [found.names[k] for k in kept])
+        fewer = paired([found.changes[k] for k in kept], [found.names[k] for k in kept], found.diff)
         if fewer is None:
             return None
         found = fewer
@@ -142,7 +134,7 @@ def _undo(
 ) -> BulkRenaming | set[str] | None:
     """One round of ``undo_renamed_changes``: the renaming, or the names whose pairings
     clash, or ``None``."""
-    changes, renaming, _ = found
+    changes, renaming = found.changes, found.renaming
     moved = {old: new for old, new in renaming.items() if old != new}
     if not moved:
         return None
@@ -153,7 +145,7 @@ def _undo(
     # rewritten with the computations they are in, and left for the line-by-line pass.
     touched = [
         change
-        for change in plain.changes
+        for change in found.diff
         if id(change) in pure
         or not moved.keys().isdisjoint(NAME.findall("\n".join(change.removed)))
     ]
@@ -221,60 +213,6 @@ class _Renamed:
         if name in self._targets:
             return True
         return name not in self._renaming and name in self._names
-
-
-def renamed_changes(changes: tuple[Change, ...]) -> RenamedChanges | None:
-    """The changes that read the same on both sides but for names, and their names paired by
-    position (one regex split per side of each); ``None`` where there are none, or the
-    pairing is no bijection."""
-    found: list[Change] = []
-    names: list[tuple[list[str], list[str]]] = []
-    for change in changes:
-        if not change.removed or len(change.removed) != len(change.added):
-            continue
-        before = NAME.split("\n".join(change.removed))
-        if len(before) < 3:
-            continue  # no names
-        after = NAME.split("\n".join(change.added))
-        if len(after) != len(before) or before[::2] != after[::2]:
-            continue
-        found.append(change)
-        names.append((before[1::2], after[1::2]))
-    return _paired(found, names) if found else None
-
-
-def _paired(
-    changes: list[Change], names: list[tuple[list[str], list[str]]]
-) -> RenamedChanges | None:
-    """``changes`` with their names paired; where an old name pairs with two new ones, or two
-    old names with one (lines alike by chance, not a renaming), the changes holding them are
-    left out. ``None`` where none is left."""
-    for _ in range(_ROUNDS):
-        olds = [name for before, _ in names for name in before]
-        news = [name for _, after in names for name in after]
-        renaming = dict(zip(olds, news, strict=True))
-        if len(set(zip(olds, news, strict=True))) == len(renaming) == len(set(renaming.values())):
-            return RenamedChanges(changes, renaming, names)
-        clashing = _clashing(olds, news)
-        kept = [k for k, (before, _) in enumerate(names) if clashing.isdisjoint(before)]
-        if not kept:
-            return None
-        changes, names = [changes[k] for k in kept], [names[k] for k in kept]
-    return None
-
-
-def _clashing(olds: list[str], news: list[str]) -> set[str]:
-    """The old names paired with two new names, or with a new name another old name has."""
-    forward: dict[str, str] = {}
-    back: dict[str, str] = {}
-    out: set[str] = set()
-    for old, new in zip(olds, news, strict=True):
-        if forward.setdefault(old, new) != new:
-            out.add(old)
-        other = back.setdefault(new, old)
-        if other != old:
-            out.update((old, other))
-    return out
 
 
 def _spans(a: str, changes: list[Change]) -> list[tuple[int, int, list[Change]]]:

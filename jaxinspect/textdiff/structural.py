@@ -29,13 +29,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from jaxinspect.textdiff.bulkrename import (
-    RenamedChanges,
-    renamed_changes,
-    renamed_names,
-    undo_renamed_changes,
-    worth_undoing,
-)
+from jaxinspect.textdiff.bulkrename import renamed_names, undo_renamed_changes, worth_undoing
 from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
 from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
 from jaxinspect.textdiff.hlonames import INSTRUCTION as _HLO_INSTRUCTION
@@ -44,6 +38,7 @@ from jaxinspect.textdiff.hlonames import TextNames, callee_counts, text_names
 from jaxinspect.textdiff.hlospans import ComputationLines
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
+from jaxinspect.textdiff.renamedlines import RenamedChanges, renamed_changes
 
 #: StableHLO: SSA values ``%0``, ``%cst_1``, ``%arg3``, ``%iterArg`` and symbols ``@name``.
 _MLIR_NAME = re.compile(r"([%@][\w.\-$]+)")
@@ -122,7 +117,7 @@ def early_names(plain: LineDiff, aside: RunAside) -> EarlyNames:
     worth undoing in bulk, the old text's names started aside (``aside``) as soon as the line
     diff is known, so the work done before the structural diff (``diff``'s op counts)
     overlaps the reading. Pass it to ``structural_diff``; close it where that never runs."""
-    found = renamed_changes(plain.changes)
+    found = renamed_changes(plain)
     if found is None or not worth_undoing(found):
         return EarlyNames(plain.a, None, None)
     return EarlyNames(plain.a, found, aside(text_names, plain.a))
@@ -152,7 +147,7 @@ def structural_diff(
     if early is not None:
         in_bulk: RenamedChanges | None = early.found
     else:
-        in_bulk = renamed_changes(plain.changes) if stage == "hlo" else None
+        in_bulk = renamed_changes(plain) if stage == "hlo" else None
         if in_bulk is not None and not worth_undoing(in_bulk):
             in_bulk = None
     if in_bulk is None and not _could_be_renamed(plain, parse):
@@ -196,7 +191,8 @@ def _after_bulk(
         return None
     rest = diff_lines(bulk.text, plain.b)
     found: _Renamed = (rest, bulk.renaming, 0)
-    if rest.changes and _could_be_renamed(rest, parse):
+    renamable = _renamable(rest.changes, parse)
+    if renamable and _could_be_renamed(rest, parse):
         renamed: dict[str, TextNames] = {}
 
         def names_after() -> TextNames:  # the old text's names, as the bulk renaming left them
@@ -204,7 +200,7 @@ def _after_bulk(
                 renamed["names"] = renamed_names(names(), bulk.renaming)
             return renamed["names"]
 
-        more = _renamed(stage, rest, parse, rename, names_after, edits_apart=True)
+        more = _renamed(stage, rest, parse, rename, names_after, renamable)
         if more is not None:
             final, second, fresh = more
             found = (final, _composed(bulk.renaming, second), fresh)
@@ -225,20 +221,19 @@ def _renamed(
     parse: Callable[[str], _Line],
     rename: Callable[[str, dict[str, str]], str],
     names: Callable[[], TextNames],
-    *,
-    edits_apart: bool = False,
+    renamable: tuple[Change, ...] | None = None,
 ) -> _Renamed | None:
     """``plain`` matched line by line and diffed again after the renaming; ``None`` where
-    that tells no shorter story. With ``edits_apart`` (what a bulk renaming left: its
-    renamed lines gone, edited ones remain), HLO computations holding only small changes
-    that no renaming could explain are not read: their edited lines keep their names."""
+    that tells no shorter story. ``renamable``, if given (after a bulk renaming, whose
+    renamed lines are gone and edited ones remain: ``_renamable``), are the only changes
+    whose HLO computations are read: edited lines elsewhere keep their names."""
     # A line equal on both sides can still name another value (``%mul.6`` is another
     # broadcast after a renumbering), so every line of a computation holding a change is
     # parsed, on both sides (also where one side of a change is empty); names from elsewhere
     # (other computations) are anchors. In HLO those computations are found by offsets: the
     # texts are not split into lines.
     if stage == "hlo":
-        changes = _renamable(plain.changes, parse) if edits_apart else plain.changes
+        changes = plain.changes if renamable is None else renamable
         a_held = ComputationLines(plain.a, changes, "a")
         b_held = ComputationLines(plain.b, changes, "b")
         old = _Side(a_held, a_held.numbers(), parse)
@@ -296,31 +291,43 @@ def _could_be_renamed(plain: LineDiff, parse: Callable[[str], _Line]) -> bool:
 def _renamable(changes: tuple[Change, ...], parse: Callable[[str], _Line]) -> tuple[Change, ...]:
     """The changes a renaming could explain in part. Left out are only small changes whose
     removed lines read as none of their added lines once names are blanked out, nor as any
-    line of a change that only adds, and the other way round: edited lines, which keep their
-    names. Changes of more lines, and changes that only remove or only add lines (a
-    computation moved), are kept without being read here."""
+    line of a change that only adds, and the other way round (edited lines, which keep their
+    names); and small changes that only remove lines reading as no added line anywhere, or
+    only add lines reading as no removed line (a line inserted or deleted: a computation
+    moved reads alike on both sides). Changes of more lines are kept without being read."""
 
     def templates(lines: tuple[str, ...]) -> set[str]:
         return {parse(line).template for line in lines}
 
     removed_alone: set[str] = set()  # lines of changes that only remove
     added_alone: set[str] = set()
+    removed_all: set[str] = set()
+    added_all: set[str] = set()
     for c in changes:
+        before, after = templates(c.removed), templates(c.added)
+        removed_all |= before
+        added_all |= after
         if not c.added:
-            removed_alone |= templates(c.removed)
+            removed_alone |= before
         elif not c.removed:
-            added_alone |= templates(c.added)
+            added_alone |= after
     out = []
     for c in changes:
-        if not c.removed or not c.added or len(c.removed) + len(c.added) > _SMALL:
+        if len(c.removed) + len(c.added) > _SMALL:
             out.append(c)
             continue
         before, after = templates(c.removed), templates(c.added)
-        if not (
-            before.isdisjoint(after)
-            and before.isdisjoint(added_alone)
-            and after.isdisjoint(removed_alone)
-        ):
+        if not c.added:
+            kept = not before.isdisjoint(added_all)
+        elif not c.removed:
+            kept = not after.isdisjoint(removed_all)
+        else:
+            kept = not (
+                before.isdisjoint(after)
+                and before.isdisjoint(added_alone)
+                and after.isdisjoint(removed_alone)
+            )
+        if kept:
             out.append(c)
     return tuple(out)
 

@@ -1,0 +1,181 @@
+"""The changes of an HLO line diff that differ in names alone, found without parsing a line.
+
+A renumbered or renamed layer makes changes whose removed and added lines read the same once
+names are cut out. A change that is only that is recognised with one regex split of each side.
+Where an edit falls inside such a stretch the line diff cuts it differently: one change holds
+the renamed lines and the edited one together, and a line added or removed between two
+computations makes the diff pair each computation with its neighbour (``}`` agrees where the
+bodies do not). Such neighbouring changes are aligned again as a whole, on their lines with
+the names cut out (a line diff of the skeletons), so each stretch that differs in names alone
+becomes a change of its own and only the edited lines are left over.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import NamedTuple
+
+from jaxinspect.textdiff.hlonames import NAME
+from jaxinspect.textdiff.linediff import LineDiff, diff_lines
+from jaxinspect.textdiff.linematch import Change
+
+#: Changes at most this many equal lines apart are aligned again together (a computation's
+#: ``}`` and the blank line after it lie between the pieces of one renamed layer).
+_GAP = 3
+#: The most rounds of leaving out the changes whose names pair two ways.
+_ROUNDS = 4
+
+#: Each change's old and new names, in order.
+NamePairs = list[tuple[list[str], list[str]]]
+
+
+class RenamedChanges(NamedTuple):
+    """The changes that read the same on both sides but for names, and their names paired."""
+
+    changes: list[Change]
+    renaming: dict[str, str]
+    names: NamePairs
+    #: The whole line diff, its changes cut so that each renamed stretch is one of them (a
+    #: diff of the same two texts; ``changes`` are among these).
+    diff: tuple[Change, ...]
+
+
+def renamed_changes(plain: LineDiff) -> RenamedChanges | None:
+    """The changes of ``plain`` that read the same on both sides but for names, and their
+    names paired by position; ``None`` where there are none, or no pairing is a bijection."""
+    found: list[Change] = []
+    names: NamePairs = []
+    diff: list[Change] = []
+    for group in _groups(plain.changes):
+        alike = [_names_alike(change) for change in group]
+        if all(pair is not None for pair in alike) or not _realignable(group):
+            for change, pair in zip(group, alike, strict=True):
+                diff.append(change)
+                if pair is not None:
+                    found.append(change)
+                    names.append(pair)
+            continue
+        for change, pair in _realigned(plain.a, plain.b, group):
+            diff.append(change)
+            if pair is not None:
+                found.append(change)
+                names.append(pair)
+    return paired(found, names, tuple(diff)) if found else None
+
+
+def paired(
+    changes: list[Change], names: NamePairs, diff: tuple[Change, ...]
+) -> RenamedChanges | None:
+    """``changes`` with their names paired; where an old name pairs with two new ones, or two
+    old names with one (lines alike by chance, not a renaming), the changes holding them are
+    left out. ``None`` where none is left."""
+    for _ in range(_ROUNDS):
+        olds = [name for before, _ in names for name in before]
+        news = [name for _, after in names for name in after]
+        renaming = dict(zip(olds, news, strict=True))
+        if len(set(zip(olds, news, strict=True))) == len(renaming) == len(set(renaming.values())):
+            return RenamedChanges(changes, renaming, names, diff)
+        clashing = _clashing(olds, news)
+        kept = [k for k, (before, _) in enumerate(names) if clashing.isdisjoint(before)]
+        if not kept:
+            return None
+        changes, names = [changes[k] for k in kept], [names[k] for k in kept]
+    return None
+
+
+def _clashing(olds: list[str], news: list[str]) -> set[str]:
+    """The old names paired with two new names, or with a new name another old name has."""
+    forward: dict[str, str] = {}
+    back: dict[str, str] = {}
+    out: set[str] = set()
+    for old, new in zip(olds, news, strict=True):
+        if forward.setdefault(old, new) != new:
+            out.add(old)
+        other = back.setdefault(new, old)
+        if other != old:
+            out.update((old, other))
+    return out
+
+
+def _names_alike(change: Change) -> tuple[list[str], list[str]] | None:
+    """The old and new names of a change whose sides read the same but for names (one split
+    of each side), or ``None``."""
+    if not change.removed or len(change.removed) != len(change.added):
+        return None
+    before = NAME.split("\n".join(change.removed))
+    if len(before) < 3:
+        return None  # no names
+    after = NAME.split("\n".join(change.added))
+    if len(after) != len(before) or before[::2] != after[::2]:
+        return None
+    return before[1::2], after[1::2]
+
+
+def _groups(changes: tuple[Change, ...]) -> list[list[Change]]:
+    """``changes`` in runs at most ``_GAP`` equal lines apart."""
+    out: list[list[Change]] = []
+    for change in changes:
+        if out and change.a_lo - out[-1][-1].a_hi <= _GAP:
+            out[-1].append(change)
+        else:
+            out.append([change])
+    return out
+
+
+def _realignable(group: list[Change]) -> bool:
+    """Whether the changes of ``group`` hold lines on both sides: only then can a stretch of
+    them differ in names alone."""
+    return any(change.removed for change in group) and any(change.added for change in group)
+
+
+def _realigned(
+    a: str, b: str, group: list[Change]
+) -> list[tuple[Change, tuple[list[str], list[str]] | None]]:
+    """The changes of ``group`` and the equal lines between them, cut again where their lines
+    agree once names are cut out: each such stretch a change with its names paired, each
+    stretch that disagrees a change without. ``group`` itself where no stretch agrees."""
+    first, last = group[0], group[-1]
+    b_end = last.b_pos + sum(len(line) + 1 for line in last.added)
+    old = a[first.a_pos : last.a_end].split("\n")[:-1]
+    new = b[first.b_pos : b_end].split("\n")[:-1]
+    old_parts = [NAME.split(line) for line in old]
+    new_parts = [NAME.split(line) for line in new]
+    skeletons = diff_lines(_skeleton(old_parts), _skeleton(new_parts))
+    old_at = list(accumulate((len(line) + 1 for line in old), initial=first.a_pos))
+    new_at = list(accumulate((len(line) + 1 for line in new), initial=first.b_pos))
+
+    def piece(x: int, x_end: int, y: int, y_end: int) -> Change:
+        return Change(
+            first.a_lo + x,
+            first.a_lo + x_end,
+            first.b_lo + y,
+            first.b_lo + y_end,
+            old_at[x],
+            old_at[x_end],
+            new_at[y],
+            tuple(old[x:x_end]),
+            tuple(new[y:y_end]),
+        )
+
+    out: list[tuple[Change, tuple[list[str], list[str]] | None]] = []
+    x = y = 0
+    for skew in [*skeletons.changes, None]:
+        x_end = len(old) if skew is None else skew.a_lo
+        if x_end > x:  # lines that agree but for names (some may agree whole)
+            n = x_end - x
+            before = [name for parts in old_parts[x:x_end] for name in parts[1::2]]
+            after = [name for parts in new_parts[y : y + n] for name in parts[1::2]]
+            if before != after:
+                out.append((piece(x, x_end, y, y + n), (before, after)))
+            x, y = x_end, y + n
+        if skew is not None:
+            out.append((piece(skew.a_lo, skew.a_hi, skew.b_lo, skew.b_hi), None))
+            x, y = skew.a_hi, skew.b_hi
+    if not any(pair is not None for _, pair in out):
+        return [(change, None) for change in group]
+    return out
+
+
+def _skeleton(parts: list[list[str]]) -> str:
+    """Lines with their names cut out (``NAME.split`` of each), as one terminated text."""
+    return "".join("%".join(line[::2]) + "\n" for line in parts)
