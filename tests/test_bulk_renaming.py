@@ -277,3 +277,32 @@ def test_names_started_early_give_the_same_diff_and_leave_no_child(
     done = fork_free_python(_EARLY, tmp_path / "old.txt", tmp_path / "new.txt")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "same, no child left\n"
+
+
+# The console script: the child that counts the old text reads its names next, and the diff
+# it prints is the one computed in one process (pytest's, where jax forbids a fork).
+_CONSOLE = r"""
+import sys
+from jaxinspect.cli.entry import main
+sys.argv = ["jaxinspect", "diff", "--color", "never", *sys.argv[1:3]]
+main()
+"""
+
+
+def test_the_console_diff_of_renamed_layers_forks_and_prints_the_same(
+    layer: tuple[str, list[str]], tmp_path: Path, run_cli
+) -> None:
+    from jaxinspect.snapshot.background import MIN_FORK_CHARS
+
+    size = len(text([layer[0], *layer[1]]))
+    old = stack(layer, MIN_FORK_CHARS // size + 2)
+    new = renamed(old, 1, 3)
+    new.insert(new.index("", len(layer[1]) + 1), "  %inserted = f32[] constant(7)")
+    (tmp_path / "old.txt").write_text(text(old))
+    (tmp_path / "new.txt").write_text(text(new))
+    done = fork_free_python(_CONSOLE, tmp_path / "old.txt", tmp_path / "new.txt")
+    inline = run_cli("diff", "--color", "never", tmp_path / "old.txt", tmp_path / "new.txt")
+    assert done.returncode == inline.exit_code == 1
+    assert done.stdout == inline.stdout
+    assert "+  %inserted = f32[] constant(7)" in done.stdout
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr

@@ -383,13 +383,20 @@ import os, sys
 from pathlib import Path
 from jaxinspect.cli.entry import run
 from jaxinspect.snapshot.loosefile import count_parts, read_text, start_count
+from jaxinspect.textdiff.hlonames import text_names
 from jaxinspect.textdiff.terminated import terminated
 
 old, new, small, folder = map(Path, sys.argv[1:5])
 early = start_count(old, new)
-assert early is not None and early.path == old and early.parts._pid  # a child counts
+assert early is not None and early.path == old and early.parts.in_child  # a child counts
 # Its value, computed once: that of the old text as the line diff reads it.
-assert early.parts() == early.parts() == count_parts(terminated(read_text(old)))
+text = terminated(read_text(old))
+assert early.parts() == early.parts() == count_parts(text)
+# The same child reads the old text's names next.
+assert early.names.in_child and not early.parts.in_child
+names = early.names()
+assert (names.joined_defined, names.callees) == (text_names(text).joined_defined, text_names(text).callees)
+assert not early.names.in_child
 fifo = folder / "fifo"
 os.mkfifo(fifo)
 # Only two regular files, the old one a large HLO text: else load_sides reads as before.
@@ -399,6 +406,10 @@ for pair in ((small, new), (new, folder), (folder, folder), (old, fifo), (fifo, 
 closed = start_count(old, new)
 closed.parts.close()  # stopped before its value: asked for anyway, it counts inline
 assert closed.parts() == early.parts()
+counted = start_count(old, new)
+counted.parts()
+counted.parts.close()  # the names were not asked for: the child reading them is stopped
+assert not counted.names.in_child and counted.names().callees == names.callees  # read inline
 # A usage error found after the count started (a bad --fail-on) stops the child.
 print(run(["diff", "--fail-on", "bogus!!", str(old), str(new)]))
 try:
@@ -456,7 +467,7 @@ def no_child() -> bool:
     return False
 loosefile.prestart_count(old, new)
 first = loosefile._prestarted
-assert first is not None and first.parts._pid
+assert first is not None and first.parts.in_child
 assert loosefile.start_count(Path(old), Path(new)) is first and loosefile._prestarted is None
 first.parts.close()
 loosefile.prestart_count(old, new)

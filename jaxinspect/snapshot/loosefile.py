@@ -1,7 +1,8 @@
 """A loose stage text file for ``diff``: read it, guess its stage, start counting its ops.
 
 The op count of a large old HLO file is most of ``diff``'s CPU time; it runs in a forked child
-(``background``) that overlaps whatever this process does meanwhile. ``start_count`` lets the
+(``background``) that overlaps whatever this process does meanwhile, and reads the old text's
+names next, for a structural diff that has renamings to undo. ``start_count`` lets the
 CLI start it first, before it imports the modules that compare and render: those imports then
 overlap the count too. This module imports only what the count needs (no jax, no snapshot
 model).
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from jaxinspect.errors import UsageError
-from jaxinspect.snapshot.background import Pending, in_background, will_fork
+from jaxinspect.snapshot.background import Pending, in_background_then, will_fork
 from jaxinspect.textdiff.terminated import terminated
 
 if TYPE_CHECKING:
+    from jaxinspect.textdiff.hlonames import TextNames
     from jaxinspect.xla.hloscan import ModuleScan
 
 
@@ -29,6 +31,9 @@ class EarlyCount(NamedTuple):
     new: Path
     text: str
     parts: Pending[ModuleScan]
+    #: The old text's names, which a structural diff with renamings to undo in bulk needs:
+    #: read by the same child once ``parts`` is sent (see ``names_of``).
+    names: Pending[TextNames]
 
 
 def count_parts(text: str) -> ModuleScan:
@@ -37,6 +42,13 @@ def count_parts(text: str) -> ModuleScan:
     from jaxinspect.xla.hloscan import scan_module
 
     return scan_module(text)
+
+
+def names_of(text: str) -> TextNames:
+    """``hlonames.text_names(text)``, imported here (see ``count_parts``)."""
+    from jaxinspect.textdiff.hlonames import text_names
+
+    return text_names(text)
 
 
 #: The count ``prestart_count`` started, until ``start_count`` takes it for the same paths.
@@ -81,7 +93,7 @@ def start_count(old: Path, new: Path) -> EarlyCount | None:
         return None
     if guess_stage(text) != "hlo" or not will_fork(text):
         return None
-    return EarlyCount(old, new, text, in_background(count_parts, terminated(text)))
+    return EarlyCount(old, new, text, *in_background_then(count_parts, names_of, terminated(text)))
 
 
 def guess_stage(text: str) -> str:

@@ -123,9 +123,16 @@ def _groups(changes: tuple[Change, ...]) -> list[list[Change]]:
 
 
 def _realignable(group: list[Change]) -> bool:
-    """Whether the changes of ``group`` hold lines on both sides: only then can a stretch of
-    them differ in names alone."""
-    return any(change.removed for change in group) and any(change.added for change in group)
+    """Whether the changes of ``group`` hold lines on both sides, more than a few in all: only
+    then can a stretch of them differ in names alone beside an edit (a small change, an edited
+    line or two, is left to the line-by-line pass)."""
+    removed = sum(len(change.removed) for change in group)
+    added = sum(len(change.added) for change in group)
+    return removed > 0 and added > 0 and removed + added > _FEW_LINES
+
+
+#: Groups of at most this many changed lines (both sides) are not aligned again.
+_FEW_LINES = 8
 
 
 def _realigned(
@@ -136,13 +143,10 @@ def _realigned(
     stretch that disagrees a change without. ``group`` itself where no stretch agrees."""
     first, last = group[0], group[-1]
     b_end = last.b_pos + sum(len(line) + 1 for line in last.added)
-    old = a[first.a_pos : last.a_end].split("\n")[:-1]
-    new = b[first.b_pos : b_end].split("\n")[:-1]
-    old_parts = [NAME.split(line) for line in old]
-    new_parts = [NAME.split(line) for line in new]
-    skeletons = diff_lines(_skeleton(old_parts), _skeleton(new_parts))
-    old_at = list(accumulate((len(line) + 1 for line in old), initial=first.a_pos))
-    new_at = list(accumulate((len(line) + 1 for line in new), initial=first.b_pos))
+    old, new = _Cut(a[first.a_pos : last.a_end]), _Cut(b[first.b_pos : b_end])
+    skeletons = diff_lines(old.skeleton, new.skeleton)
+    old_at = list(accumulate((len(line) + 1 for line in old.lines), initial=first.a_pos))
+    new_at = list(accumulate((len(line) + 1 for line in new.lines), initial=first.b_pos))
 
     def piece(x: int, x_end: int, y: int, y_end: int) -> Change:
         return Change(
@@ -153,18 +157,17 @@ def _realigned(
             old_at[x],
             old_at[x_end],
             new_at[y],
-            tuple(old[x:x_end]),
-            tuple(new[y:y_end]),
+            tuple(old.lines[x:x_end]),
+            tuple(new.lines[y:y_end]),
         )
 
     out: list[tuple[Change, tuple[list[str], list[str]] | None]] = []
     x = y = 0
     for skew in [*skeletons.changes, None]:
-        x_end = len(old) if skew is None else skew.a_lo
+        x_end = len(old.lines) if skew is None else skew.a_lo
         if x_end > x:  # lines that agree but for names (some may agree whole)
             n = x_end - x
-            before = [name for parts in old_parts[x:x_end] for name in parts[1::2]]
-            after = [name for parts in new_parts[y : y + n] for name in parts[1::2]]
+            before, after = old.names_of(x, x_end), new.names_of(y, y + n)
             if before != after:
                 out.append((piece(x, x_end, y, y + n), (before, after)))
             x, y = x_end, y + n
@@ -176,6 +179,23 @@ def _realigned(
     return out
 
 
-def _skeleton(parts: list[list[str]]) -> str:
-    """Lines with their names cut out (``NAME.split`` of each), as one terminated text."""
-    return "".join("%".join(line[::2]) + "\n" for line in parts)
+class _Cut:
+    """A stretch of whole lines cut at its names (one regex split): its lines, the same with
+    each name replaced by a character no HLO text holds, and the names of any lines."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")[:-1]
+        parts = NAME.split(text)
+        self.skeleton = _CUT.join(parts[::2])
+        self._names = parts[1::2]
+        #: Where each line's names start among all the names.
+        self._first = list(
+            accumulate((line.count(_CUT) for line in self.skeleton.split("\n")), initial=0)
+        )
+
+    def names_of(self, lo: int, hi: int) -> list[str]:
+        """The names of lines ``lo`` to ``hi`` (not included), in order."""
+        return self._names[self._first[lo] : self._first[hi]]
+
+
+_CUT = "\x00"

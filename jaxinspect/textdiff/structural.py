@@ -112,15 +112,18 @@ class EarlyNames(NamedTuple):
             self.names.close()
 
 
-def early_names(plain: LineDiff, aside: RunAside) -> EarlyNames:
+def early_names(plain: LineDiff, aside: RunAside, names: PendingNames | None = None) -> EarlyNames:
     """For an HLO line diff, its changes that differ in names alone, and, where they are
     worth undoing in bulk, the old text's names started aside (``aside``) as soon as the line
     diff is known, so the work done before the structural diff (``diff``'s op counts)
-    overlaps the reading. Pass it to ``structural_diff``; close it where that never runs."""
+    overlaps the reading. ``names``, if given, are those names being read already (by the
+    child that counted the old text), and are taken instead, and kept also where nothing is
+    to be undone in bulk (the line-by-line pass may need them). Pass the result to
+    ``structural_diff``; close it where that never runs."""
     found = renamed_changes(plain)
     if found is None or not worth_undoing(found):
-        return EarlyNames(plain.a, None, None)
-    return EarlyNames(plain.a, found, aside(text_names, plain.a))
+        return EarlyNames(plain.a, None, names)
+    return EarlyNames(plain.a, found, names if names is not None else aside(text_names, plain.a))
 
 
 def structural_diff(

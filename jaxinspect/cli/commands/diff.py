@@ -158,6 +158,7 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
     from jaxinspect.snapshot.store import load_sides
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
     from jaxinspect.textdiff.structural import early_names
+    from jaxinspect.textdiff.terminated import terminated
 
     rules = parse_rules(args.fail_on)
     structural = args.text_diff is TextDiffMode.STRUCTURAL
@@ -167,7 +168,9 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
         # A large renamed pair: the old text's names are read in a forked child from here
         # on, while the op counts are derived, not only once the structural diff needs them.
         if structural and will_fork(diff.a):
-            started["hlo"] = early_names(diff, in_background)
+            # The child counting the old text reads its names next: taken where it is this text.
+            names = early.names if early is not None and diff.a == terminated(early.text) else None
+            started["hlo"] = early_names(diff, in_background, names)
 
     try:
         # Import the renderer while a large loose HLO pair is being counted in the background.
