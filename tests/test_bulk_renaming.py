@@ -8,10 +8,12 @@ bulk renaming would not be one.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
+from test_snapshot_fastdiff import _edited
 from test_structural_renaming import renaming_problems
 
 from conftest import fork_free_python, sample
@@ -23,6 +25,7 @@ from jaxinspect.textdiff.hlonames import text_names
 from jaxinspect.textdiff.linediff import diff_lines
 from jaxinspect.textdiff.renamedlines import renamed_changes
 from jaxinspect.textdiff.structural import structural_diff
+from jaxinspect.xla.hlocount import apply_delta, count_hlo, line_delta, renamed_count
 
 _NAME = re.compile(r"%([\w.\-]+)")
 
@@ -306,3 +309,29 @@ def test_the_console_diff_of_renamed_layers_forks_and_prints_the_same(
     assert done.stdout == inline.stdout
     assert "+  %inserted = f32[] constant(7)" in done.stdout
     assert "Traceback" not in done.stderr and "Exception" not in done.stderr
+
+
+def test_counts_derived_after_a_bulk_renaming_equal_counting_whole(
+    layer: tuple[str, list[str]],
+) -> None:
+    # diff derives the new side's op counts from the few lines a bulk renaming leaves, with
+    # the old count's computations renamed (xla.hlocount.renamed_count): whatever the edits
+    # among the renamed layers (fusions unfused, callees renamed, braces deleted), the counts
+    # are those of the new text counted whole.
+    old = stack(layer, 6)
+    derived = 0
+    for seed in range(12):
+        new = _edited(renamed(old, 1, 4), random.Random(seed), 12)
+        plain = diff_lines(text(old), text(new))
+        found = renamed_changes(plain)
+        assert found is not None
+        bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
+        if bulk is None:
+            continue  # an edit that clashes with the renaming: counted from the line diff
+        delta = line_delta(bulk.text, plain.b, diff_lines(bulk.text, plain.b).changes)
+        if delta is None:
+            continue  # a line moved to or from the top: counted whole anyway
+        renamed_old = renamed_count(count_hlo(plain.a), bulk.renaming)
+        assert +apply_delta(renamed_old, delta) == +count_hlo(plain.b).ops, seed
+        derived += 1
+    assert derived >= 6

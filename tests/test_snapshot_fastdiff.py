@@ -394,8 +394,8 @@ text = terminated(read_text(old))
 assert early.parts() == early.parts() == count_parts(text)
 # The same child reads the old text's names next.
 assert early.names.in_child and not early.parts.in_child
-names = early.names()
-assert (names.joined_defined, names.callees) == (text_names(text).joined_defined, text_names(text).callees)
+names, inline = early.names(), text_names(text)
+assert (names.joined_defined, names.callees) == (inline.joined_defined, inline.callees)
 assert not early.names.in_child
 fifo = folder / "fifo"
 os.mkfifo(fifo)

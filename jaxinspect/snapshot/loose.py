@@ -23,7 +23,14 @@ from jaxinspect.snapshot.model import (
 )
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.terminated import terminated
-from jaxinspect.xla.hlocount import apply_delta, count_hlo, counted, line_delta
+from jaxinspect.xla.hlocount import (
+    RenamedBasis,
+    apply_delta,
+    count_hlo,
+    counted,
+    line_delta,
+    renamed_count,
+)
 from jaxinspect.xla.hloscan import ModuleScan
 
 _MLIR_OP = re.compile(r"^\s*(?:%[^=]*=\s*)?\"?([a-z_][\w]*(?:\.[\w.]+)?)\"?[\s(<{:]")
@@ -92,7 +99,7 @@ def _hlo_counts_and_diff(
     diff: LineDiff | None,
     meanwhile: Callable[[], object] | None = None,
     pending: Callable[[], ModuleScan] | None = None,
-    diffed: Callable[[LineDiff], object] | None = None,
+    diffed: Callable[[LineDiff], RenamedBasis | None] | None = None,
 ) -> tuple[OpCounts, OpCounts, LineDiff]:
     if diff is None or not diff.of(old, new):
         # The old side's full count is the longest step and needs neither the line diff nor
@@ -103,16 +110,21 @@ def _hlo_counts_and_diff(
         if pending is None:
             pending = in_background(count_parts, terminated(old))
         diff = diff_lines(old, new)
-        if diffed is not None:
-            diffed(diff)
-        delta = line_delta(diff.a, diff.b, diff.changes)
+        basis = diffed(diff) if diffed is not None else None
+        # A renaming undone already (a renumbered text): the counts follow from its few
+        # changed lines rather than from every renamed one.
+        if basis is None:
+            delta = line_delta(diff.a, diff.b, diff.changes)
+        else:
+            delta = line_delta(basis.text, diff.b, basis.changes)
         if meanwhile is not None:
             meanwhile()
         old_counts = counted(diff.a, pending())
+        base = old_counts if basis is None else renamed_count(old_counts, basis.renaming)
     else:
-        old_counts = count_hlo(diff.a)
+        base = old_counts = count_hlo(diff.a)
         delta = line_delta(diff.a, diff.b, diff.changes)
-    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(old_counts, delta)
+    new_counts = _hlo_counts(diff.b) if delta is None else apply_delta(base, delta)
     return _sorted(old_counts.ops), _sorted(new_counts), diff
 
 
@@ -142,7 +154,7 @@ def loose_pair(
     new: str | Callable[[], str],
     meanwhile: Callable[[], object] | None = None,
     parts: Pending[ModuleScan] | None = None,
-    diffed: Callable[[LineDiff], object] | None = None,
+    diffed: Callable[[LineDiff], RenamedBasis | None] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """Snapshots of two loose texts, both read as the stage guessed from ``old``.
 
@@ -152,7 +164,8 @@ def loose_pair(
     ``meanwhile``, if given, may be called while a background count runs: work for an
     otherwise idle wait. ``parts``, if given, is ``old``'s count already started
     (``loosefile.start_count``). ``diffed``, if given, is called with the HLO pair's line
-    diff as soon as it is known (before the counts are derived from it).
+    diff as soon as it is known (before the counts are derived from it); where it returns a
+    renaming undone (``RenamedBasis``), the new side's counts are derived from that.
     """
     stage = guess_stage(old)
     if stage != "hlo":

@@ -38,6 +38,7 @@ from jaxinspect.snapshot.model import (
 from jaxinspect.snapshot.validate import CorruptSnapshotError, NewerSnapshotError, parse_summary
 from jaxinspect.snapshot.view import has_snapshot, read_committed
 from jaxinspect.textdiff.linediff import LineDiff
+from jaxinspect.xla.hlocount import RenamedBasis
 
 __all__ = ["STAGING_DIR", "CorruptSnapshotError"]
 
@@ -209,7 +210,7 @@ def load_sides(
     new: Path,
     meanwhile: Callable[[], object] | None = None,
     early: EarlyCount | None = None,
-    diffed: Callable[[LineDiff], object] | None = None,
+    diffed: Callable[[LineDiff], RenamedBasis | None] | None = None,
 ) -> tuple[Snapshot, Snapshot, dict[str, LineDiff]]:
     """The two sides of ``diff``: two snapshot folders, or two stage text files.
 

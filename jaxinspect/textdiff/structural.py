@@ -29,7 +29,12 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from jaxinspect.textdiff.bulkrename import renamed_names, undo_renamed_changes, worth_undoing
+from jaxinspect.textdiff.bulkrename import (
+    BulkRenaming,
+    renamed_names,
+    undo_renamed_changes,
+    worth_undoing,
+)
 from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
 from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
 from jaxinspect.textdiff.hlonames import INSTRUCTION as _HLO_INSTRUCTION
@@ -100,11 +105,13 @@ class _Later:
 
 class EarlyNames(NamedTuple):
     """What ``early_names`` found for an HLO line diff: its changes to undo in bulk, if any,
-    and the old text's names being read aside for them."""
+    the old text's names being read aside for them, and, where asked for, the bulk renaming
+    done and the line diff after it."""
 
     text: str
     found: RenamedChanges | None
     names: PendingNames | None
+    undone: tuple[BulkRenaming, LineDiff] | None = None
 
     def close(self) -> None:
         """Stop reading the names where they are no longer wanted."""
@@ -112,18 +119,28 @@ class EarlyNames(NamedTuple):
             self.names.close()
 
 
-def early_names(plain: LineDiff, aside: RunAside, names: PendingNames | None = None) -> EarlyNames:
+def early_names(
+    plain: LineDiff, aside: RunAside, names: PendingNames | None = None, *, undo: bool = False
+) -> EarlyNames:
     """For an HLO line diff, its changes that differ in names alone, and, where they are
     worth undoing in bulk, the old text's names started aside (``aside``) as soon as the line
     diff is known, so the work done before the structural diff (``diff``'s op counts)
     overlaps the reading. ``names``, if given, are those names being read already (by the
     child that counted the old text), and are taken instead, and kept also where nothing is
-    to be undone in bulk (the line-by-line pass may need them). Pass the result to
-    ``structural_diff``; close it where that never runs."""
+    to be undone in bulk (the line-by-line pass may need them). With ``undo``, the bulk
+    renaming is done here too (waiting for the names), so the op counts can be derived from
+    the few lines left after it. Pass the result to ``structural_diff``; close it where that
+    never runs."""
     found = renamed_changes(plain)
     if found is None or not worth_undoing(found):
         return EarlyNames(plain.a, None, names)
-    return EarlyNames(plain.a, found, names if names is not None else aside(text_names, plain.a))
+    names = names if names is not None else aside(text_names, plain.a)
+    if not undo:
+        return EarlyNames(plain.a, found, names)
+    bulk = undo_renamed_changes(plain, found, names)
+    if bulk is None:  # refused: the structural diff reads the lines, with the names
+        return EarlyNames(plain.a, None, names)
+    return EarlyNames(plain.a, found, names, (bulk, diff_lines(bulk.text, plain.b)))
 
 
 def structural_diff(
@@ -163,7 +180,8 @@ def structural_diff(
     try:
         found = None
         if in_bulk is not None:
-            found = _after_bulk(stage, plain, in_bulk, parse, rename, names)
+            undone = early.undone if early is not None else None
+            found = _after_bulk(stage, plain, in_bulk, parse, rename, names, undone)
         if found is None:
             found = _renamed(stage, plain, parse, rename, names)
     finally:
@@ -186,13 +204,17 @@ def _after_bulk(
     parse: Callable[[str], _Line],
     rename: Callable[[str, dict[str, str]], str],
     names: Callable[[], TextNames],
+    undone: tuple[BulkRenaming, LineDiff] | None = None,
 ) -> _Renamed | None:
-    """The changes renamed in bulk undone, then the rest matched line by line; ``None`` where
-    the bulk renaming fails its checks (the whole diff is then matched line by line)."""
-    bulk = undo_renamed_changes(plain, in_bulk, names)
-    if bulk is None:
-        return None
-    rest = diff_lines(bulk.text, plain.b)
+    """The changes renamed in bulk undone (or ``undone`` already: the bulk renaming and the
+    line diff after it), then the rest matched line by line; ``None`` where the bulk
+    renaming fails its checks (the whole diff is then matched line by line)."""
+    if undone is None:
+        bulk = undo_renamed_changes(plain, in_bulk, names)
+        if bulk is None:
+            return None
+        undone = bulk, diff_lines(bulk.text, plain.b)
+    bulk, rest = undone
     found: _Renamed = (rest, bulk.renaming, 0)
     renamable = _renamable(rest.changes, parse)
     if renamable and _could_be_renamed(rest, parse):

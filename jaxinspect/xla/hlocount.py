@@ -13,6 +13,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from jaxinspect.textdiff.linematch import Change
 from jaxinspect.xla.hloscan import HEADER, OPCODE, ModuleScan, fusion_calls, headers, scan_module
@@ -138,6 +139,30 @@ def line_delta(a: str, b: str, changes: tuple[Change, ...]) -> LineDelta | None:
             delta[after_a].subtract(moved)
             delta[after_b].update(moved)
     return LineDelta(dict(delta), calls)
+
+
+class RenamedBasis(NamedTuple):
+    """Another line diff to derive the new text's counts from: the old text with a renaming
+    applied (names only: every opcode, body and fusion call is as it was), and its changes to
+    the new text. A diff that undid a renumbering has far fewer changed lines to read."""
+
+    text: str
+    changes: tuple[Change, ...]
+    #: Old name -> new name, for the names that change (computations among them).
+    renaming: dict[str, str]
+
+
+def renamed_count(count: HloCount, renaming: dict[str, str]) -> HloCount:
+    """``count`` as the old text's count would read after ``renaming``: its computations and
+    fusion callees under their new names. The bodies still lie where they did in the old text
+    (``count.text``), which holds the same opcodes: ``apply_delta`` reads them there."""
+    get = renaming.get
+    calls = Counter({get(name, name): n for name, n in count.calls.items()})
+    bodies = count.bodies
+    names = "\n".join(get(name, name) for name in bodies.names.split("\n")) if bodies.names else ""
+    return HloCount(
+        count.ops, calls, count.text, Bodies(names, bodies.starts, bodies.ends, bodies.size)
+    )
 
 
 def changed_callees(delta: LineDelta) -> list[str]:

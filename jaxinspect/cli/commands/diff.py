@@ -159,18 +159,24 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
     from jaxinspect.snapshot.thresholds import evaluate, parse_rules
     from jaxinspect.textdiff.structural import early_names
     from jaxinspect.textdiff.terminated import terminated
+    from jaxinspect.xla.hlocount import RenamedBasis
 
     rules = parse_rules(args.fail_on)
     structural = args.text_diff is TextDiffMode.STRUCTURAL
     started: dict[str, EarlyNames] = {}
 
-    def diffed(diff: "LineDiff") -> None:
-        # A large renamed pair: the old text's names are read in a forked child from here
-        # on, while the op counts are derived, not only once the structural diff needs them.
-        if structural and will_fork(diff.a):
-            # The child counting the old text reads its names next: taken where it is this text.
-            names = early.names if early is not None and diff.a == terminated(early.text) else None
-            started["hlo"] = early_names(diff, in_background, names)
+    def diffed(diff: "LineDiff") -> "RenamedBasis | None":
+        # A large renamed pair: renamed changes are undone in bulk as soon as the line diff
+        # is known, with the old text's names that the child counting it reads next (or a
+        # child of their own), and the op counts are derived from the few lines left.
+        if not (structural and will_fork(diff.a)):
+            return None
+        names = early.names if early is not None and diff.a == terminated(early.text) else None
+        found = started["hlo"] = early_names(diff, in_background, names, undo=True)
+        if found.undone is None:
+            return None
+        bulk, rest = found.undone
+        return RenamedBasis(bulk.text, rest.changes, bulk.renaming)
 
     try:
         # Import the renderer while a large loose HLO pair is being counted in the background.
