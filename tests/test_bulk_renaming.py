@@ -325,7 +325,7 @@ def test_counts_derived_after_a_bulk_renaming_equal_counting_whole(
         plain = diff_lines(text(old), text(new))
         found = renamed_changes(plain)
         assert found is not None
-        bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
+        bulk = undo_renamed_changes(plain, found, lambda plain=plain: text_names(plain.a))
         if bulk is None:
             continue  # an edit that clashes with the renaming: counted from the line diff
         delta = line_delta(bulk.text, plain.b, diff_lines(bulk.text, plain.b).changes)

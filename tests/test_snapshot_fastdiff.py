@@ -271,6 +271,25 @@ def test_squeezed_alignment_equals_difflib_on_whole_region(a: list[str], b: list
     assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])
 
 
+@settings(max_examples=300, deadline=None)
+@given(region, st.integers(0, 2**32 - 1))
+def test_same_shaped_regions_align_as_difflib_does(a: list[str], seed: int) -> None:
+    # A renamed computation squeezes to the same shape on both sides (its lines differ, its
+    # braces and blank lines agree); such regions are aligned place by place, not by
+    # difflib, which must find the same blocks.
+    rng = random.Random(seed)
+    b = [line.upper() if line in "def" and line else line for line in a]
+    for k, line in enumerate(b):  # other one-side lines, where a run of them is
+        if line in "DEF" and line and rng.random() < 0.5:
+            b[k] = rng.choice("DEF")
+    assert linematch._same_shape(
+        *(linematch._squeezed(x, set(y), s)[0] for x, y, s in ((a, b, "a"), (b, a, "b")))
+    )
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+    assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "}", "", "x = 1"]), min_size=1, max_size=60), region)
 def test_quick_resync_finds_what_the_full_window_finds(base: list[str], noise: list[str]) -> None:
