@@ -335,3 +335,16 @@ def test_counts_derived_after_a_bulk_renaming_equal_counting_whole(
         assert +apply_delta(renamed_old, delta) == +count_hlo(plain.b).ops, seed
         derived += 1
     assert derived >= 6
+
+
+def test_names_defined_among_some_are_those_the_whole_set_holds(
+    layer: tuple[str, list[str]],
+) -> None:
+    whole = text(stack(layer, 3))
+    names = text_names(whole)
+    asked = {"param_0_L1", "fused_computation_L2", "no_such_name", "custom-call.1_L0", ""}
+    expected = {name for name in asked if name in text_names(whole).defined()}
+    assert "no_such_name" not in expected and len(expected) >= 1
+    assert names.defined_among(asked) == expected  # read from the joined names
+    names.defined()
+    assert names.defined_among(asked) == expected  # and from the set, once made

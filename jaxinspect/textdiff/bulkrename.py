@@ -173,8 +173,7 @@ def _undo(
     if renamed_computations:
         called = callee_counts(region, renamed_computations)
         clashes = {c for c in renamed_computations if whole.callees[c] > called[c]}
-    defined = whole.defined()
-    clashes.update(name for name in kept_targets if name in defined)
+    clashes |= whole.defined_among(kept_targets)
     if clashes:
         return clashes
     pieces: list[str] = []

@@ -45,6 +45,13 @@ class TextNames:
             self._defined = set(self.joined_defined.split("\n")) if self.joined_defined else set()
         return self._defined
 
+    def defined_among(self, names: set[str]) -> set[str]:
+        """Those of ``names`` that lines of the text define: for a few thousand names, a
+        fraction of the cost of making the set of all (a large text defines 150,000)."""
+        if self._defined is not None:
+            return {name for name in names if name in self._defined}
+        return names.intersection(self.joined_defined.split("\n")) if self.joined_defined else set()
+
 
 def text_names(text: str) -> TextNames:
     """The whole text's defined names and callee counts: a few scans of a large text, run
