@@ -141,7 +141,7 @@ def test_a_line_inserted_between_renamed_computations_is_its_line_alone(
     assert found is not None
     bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
     assert bulk is not None
-    (left,) = diff_lines(bulk.text, plain.b).changes
+    (left,) = bulk.rest.changes
     assert (left.removed, left.added) == ((), ("  %inserted = f32[] constant(7)",))
     changed, renamings = check(text(old), text(new))
     assert changed == 1
@@ -328,7 +328,7 @@ def test_counts_derived_after_a_bulk_renaming_equal_counting_whole(
         bulk = undo_renamed_changes(plain, found, lambda plain=plain: text_names(plain.a))
         if bulk is None:
             continue  # an edit that clashes with the renaming: counted from the line diff
-        delta = line_delta(bulk.text, plain.b, diff_lines(bulk.text, plain.b).changes)
+        delta = line_delta(bulk.text, plain.b, bulk.rest.changes)
         if delta is None:
             continue  # a line moved to or from the top: counted whole anyway
         renamed_old = renamed_count(count_hlo(plain.a), bulk.renaming)

@@ -37,7 +37,7 @@ from jaxinspect.textdiff.hlonames import (
     callee_counts,
 )
 from jaxinspect.textdiff.hlospans import computation_spans
-from jaxinspect.textdiff.linediff import LineDiff
+from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
 from jaxinspect.textdiff.renamedlines import RenamedChanges, paired
 
@@ -47,10 +47,12 @@ _HEADER_LINE = re.compile(r"\n(?:ENTRY )?%[\w.\-]+ \([^\n]*")
 
 
 class BulkRenaming(NamedTuple):
-    """The old text with renamed changes undone, and the renaming (names that change)."""
+    """The old text with renamed changes undone, the renaming (names that change), and the
+    line diff of that text and the new one (what is left)."""
 
     text: str
     renaming: dict[str, str]
+    rest: LineDiff
 
 
 def undo_renamed_changes(
@@ -166,16 +168,8 @@ def _undo(
     clashes |= moved.keys() - {*DEFINES.findall(region), *computations}  # defined elsewhere
     if clashes:
         return clashes
-    # The whole old text: a renamed computation called from a line not rewritten here, or a
-    # new name that a line elsewhere defines.
-    whole = names()
-    renamed_computations = set(computations) & moved.keys()
-    if renamed_computations:
-        called = callee_counts(region, renamed_computations)
-        clashes = {c for c in renamed_computations if whole.callees[c] > called[c]}
-    clashes |= whole.defined_among(kept_targets)
-    if clashes:
-        return clashes
+    # The text rewritten and diffed again before the whole old text's names are asked for:
+    # they are read in a forked child, which may still be at it, and they seldom refuse.
     pieces: list[str] = []
     at = 0
     for start, end, parts in cut:
@@ -186,7 +180,19 @@ def _undo(
                 pieces.append("\n".join(change.added) + "\n")
         at = end
     pieces.append(a[at:])
-    return BulkRenaming("".join(pieces), moved)
+    text = "".join(pieces)
+    rest = diff_lines(text, plain.b)
+    # The whole old text: a renamed computation called from a line not rewritten here, or a
+    # new name that a line elsewhere defines.
+    whole = names()
+    renamed_computations = set(computations) & moved.keys()
+    if renamed_computations:
+        called = callee_counts(region, renamed_computations)
+        clashes = {c for c in renamed_computations if whole.callees[c] > called[c]}
+    clashes |= whole.defined_among(kept_targets)
+    if clashes:
+        return clashes
+    return BulkRenaming(text, moved, rest)
 
 
 def renamed_names(names: TextNames, renaming: dict[str, str]) -> TextNames:

@@ -111,7 +111,7 @@ class EarlyNames(NamedTuple):
     text: str
     found: RenamedChanges | None
     names: PendingNames | None
-    undone: tuple[BulkRenaming, LineDiff] | None = None
+    undone: BulkRenaming | None = None
 
     def close(self) -> None:
         """Stop reading the names where they are no longer wanted."""
@@ -140,7 +140,7 @@ def early_names(
     bulk = undo_renamed_changes(plain, found, names)
     if bulk is None:  # refused: the structural diff reads the lines, with the names
         return EarlyNames(plain.a, None, names)
-    return EarlyNames(plain.a, found, names, (bulk, diff_lines(bulk.text, plain.b)))
+    return EarlyNames(plain.a, found, names, bulk)
 
 
 def structural_diff(
@@ -204,17 +204,15 @@ def _after_bulk(
     parse: Callable[[str], _Line],
     rename: Callable[[str, dict[str, str]], str],
     names: Callable[[], TextNames],
-    undone: tuple[BulkRenaming, LineDiff] | None = None,
+    undone: BulkRenaming | None = None,
 ) -> _Renamed | None:
-    """The changes renamed in bulk undone (or ``undone`` already: the bulk renaming and the
-    line diff after it), then the rest matched line by line; ``None`` where the bulk
-    renaming fails its checks (the whole diff is then matched line by line)."""
-    if undone is None:
-        bulk = undo_renamed_changes(plain, in_bulk, names)
-        if bulk is None:
-            return None
-        undone = bulk, diff_lines(bulk.text, plain.b)
-    bulk, rest = undone
+    """The changes renamed in bulk undone (or ``undone`` already), then the rest matched line
+    by line; ``None`` where the bulk renaming fails its checks (the whole diff is then
+    matched line by line)."""
+    bulk = undone if undone is not None else undo_renamed_changes(plain, in_bulk, names)
+    if bulk is None:
+        return None
+    rest = bulk.rest
     found: _Renamed = (rest, bulk.renaming, 0)
     renamable = _renamable(rest.changes, parse)
     if renamable and _could_be_renamed(rest, parse):

@@ -175,8 +175,8 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
         found = started["hlo"] = early_names(diff, in_background, names, undo=True)
         if found.undone is None:
             return None
-        bulk, rest = found.undone
-        return RenamedBasis(bulk.text, rest.changes, bulk.renaming)
+        bulk = found.undone
+        return RenamedBasis(bulk.text, bulk.rest.changes, bulk.renaming)
 
     try:
         # Import the renderer while a large loose HLO pair is being counted in the background.
