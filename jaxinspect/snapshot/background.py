@@ -44,7 +44,10 @@ class _Child:
         self._pipe = self._store = -1
         if len(text) < MIN_FORK_CHARS or not fork_is_safe():
             return
-        store = _unnamed_file()
+        try:
+            store = _unnamed_file()
+        except OSError:
+            return  # no file to share (too many open): computed inline, when asked for
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: compute, send, and leave without running any cleanup
