@@ -138,6 +138,7 @@ def test_x64_only_when_the_spec_has_a_64bit_leaf(program):
     report = inspect_target(target, parse_arg_options(["x=f64[4]"]), InspectOptions(runs=1))
     assert report.x64
     assert "tensor<4xf64>" in report.stage("stablehlo").text
+    assert "f64[4]" in report.stage("jaxpr").text  # printed while compiling, in x64 mode too
     assert not jax.config.jax_enable_x64  # restored after the run
     report = inspect_target(target, parse_arg_options(["x=f32[4]"]), InspectOptions(runs=1))
     assert not report.x64
@@ -213,3 +214,53 @@ def test_op_histograms_count_nested_bodies():
     # Opcode spellings are XLA's own, as printed in the HLO text.
     for opcode in hlo_ops:
         assert f" {opcode}(" in report.stage("hlo").text
+
+
+def _prepared(program, until: str = "compile", work=None):
+    from jaxinspect.pipeline.stages import run_pipeline
+    from jaxinspect.stages.runner import prepare_call
+
+    call = prepare_call(load_target(f"{program}:precise"), parse_arg_options(["x=f32[4]"]), None)
+    return run_pipeline(
+        call.function,
+        call.plan,
+        call.args,
+        call.kwargs,
+        target="t",
+        until=until,
+        while_compiling=work,
+    )
+
+
+def test_work_while_compiling_runs_in_its_own_thread_beside_the_compile(program):
+    import threading
+
+    from jaxinspect.pipeline.whilecompiling import spare_core
+
+    artifacts = _prepared(program, work=lambda traced: (threading.current_thread().name, traced))
+    name, traced = artifacts.beside.value()
+    assert traced is artifacts.traced
+    # On one core there is no thread: the work is done when its value is asked for.
+    assert name == ("jaxinspect-while-compiling" if spare_core() else "MainThread")
+    assert artifacts.compiled is not None
+
+
+def test_work_that_fails_beside_the_compile_raises_where_its_value_is_asked_for(program):
+    calls = []
+
+    def fails(traced):
+        calls.append(traced)
+        raise ValueError("printing failed")
+
+    artifacts = _prepared(program, work=fails)
+    assert artifacts.compiled is not None  # the compile is not disturbed
+    with pytest.raises(ValueError, match="printing failed"):
+        artifacts.beside.value()
+
+
+def test_no_thread_where_the_run_stops_before_compile(program):
+    import threading
+
+    artifacts = _prepared(program, until="lower", work=lambda _: threading.current_thread().name)
+    assert artifacts.compiled is None
+    assert artifacts.beside.value() == threading.current_thread().name

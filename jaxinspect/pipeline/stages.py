@@ -12,6 +12,7 @@ import jax
 
 from jaxinspect.inputs.binding import CallPlan
 from jaxinspect.pipeline.timing.quiet import frozen_heap, quiet_gc
+from jaxinspect.pipeline.whilecompiling import WhileCompiling
 from jaxinspect.process.frames import hide_tool_frames
 from jaxinspect.process.usercode import user_code
 
@@ -38,6 +39,9 @@ class StageArtifacts:
     #: The bound call (``inspection.PreparedCall``) whose inputs a command may run the
     #: executable with again (``cost --measure``); set by ``run_inspection``.
     call: Any | None = None
+    #: What ``run_pipeline``'s ``while_compiling`` computed beside the compile (its value is
+    #: computed when asked for where no compile ran).
+    beside: WhileCompiling[Any] | None = None
 
 
 def run_pipeline(
@@ -49,6 +53,7 @@ def run_pipeline(
     target: str,
     until: str = "compile",
     compiler_options: dict[str, Any] | None = None,
+    while_compiling: Callable[[Any], Any] | None = None,
 ) -> StageArtifacts:
     """Trace, lower and compile ``function`` for abstract ``args``/``kwargs``, each exactly once.
 
@@ -63,6 +68,9 @@ def run_pipeline(
         until: The last step to run: ``trace``, ``lower`` or ``compile``.
         compiler_options: XLA options for this one compilation (``Lowered.compile``), e.g. a
             dump folder; ``None``: XLA's defaults.
+        while_compiling: Work on the traced stage (pure Python, nothing MLIR) done in a thread
+            while XLA compiles, which releases the GIL (``whilecompiling``); its value is
+            ``StageArtifacts.beside``.
 
     Raises:
         StageError: The user's function failed in a step.
@@ -83,10 +91,20 @@ def run_pipeline(
         lower_s = compile_s = None
         if last >= 1:
             lowered, lower_s = _timed("lower", target, traced.lower)
+        beside = None
+        if while_compiling is not None:
+            work = functools.partial(while_compiling, traced)
+            beside = WhileCompiling(work, start=last >= 2 and lowered is not None)
         if last >= 2 and lowered is not None:
             compile_step = functools.partial(lowered.compile, compiler_options=compiler_options)
-            compiled, compile_s = _timed("compile", target, compile_step)
-    return StageArtifacts(jitted, traced, lowered, compiled, trace_s, lower_s, compile_s)
+            try:
+                compiled, compile_s = _timed("compile", target, compile_step)
+            finally:
+                if beside is not None:
+                    beside.join()  # no thread outlives the step, nor its error
+    return StageArtifacts(
+        jitted, traced, lowered, compiled, trace_s, lower_s, compile_s, beside=beside
+    )
 
 
 def _timed(stage: str, target: str, step: Callable[[], Any]) -> tuple[Any, float]:

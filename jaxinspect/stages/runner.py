@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -232,6 +234,9 @@ def run_inspection(
                 target=target,
                 until=options.last_step,
                 compiler_options=dump_options,
+                while_compiling=functools.partial(_jaxpr_stage, spec)
+                if options.stage_texts
+                else None,
             )
             peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
         artifacts = replace(artifacts, call=call)
@@ -396,7 +401,8 @@ def _with_fit(memory: MemorySummary, devices: tuple[Any, ...], reasons: Reasons)
 def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
     """Each IR that was produced, with its operation histogram read from JAX's objects."""
     traced, lowered, compiled = artifacts.traced, artifacts.lowered, artifacts.compiled
-    stages = [StageText("jaxpr", str(traced.jaxpr), hloinfo.jaxpr_op_counts(traced.jaxpr))]
+    jaxpr = artifacts.beside.value() if artifacts.beside is not None else None
+    stages = [jaxpr if isinstance(jaxpr, StageText) else _jaxpr_stage(None, traced)]
     if lowered is not None:
         counts = hloinfo.stablehlo_op_counts(lowered.compiler_ir())
         stages.append(StageText("stablehlo", lowered.as_text(), counts))
@@ -405,6 +411,14 @@ def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
         text = jaxapi.optimized_hlo_text(compiled)
         stages.append(StageText("hlo", text, hloinfo.hlo_op_counts(module)))
     return tuple(stages)
+
+
+def _jaxpr_stage(spec: Spec | None, traced: Any) -> StageText:
+    """The jaxpr's text and primitive counts: printed while XLA compiles (``run_pipeline``'s
+    ``while_compiling``, in a thread of its own: in the spec's 64-bit mode, a setting each
+    thread keeps), a third of a second at 96 transformer blocks."""
+    with x64_mode(spec) if spec is not None else contextlib.nullcontext():
+        return StageText("jaxpr", str(traced.jaxpr), hloinfo.jaxpr_op_counts(traced.jaxpr))
 
 
 def _skipped_after(artifacts: StageArtifacts) -> list[tuple[str, str]]:
