@@ -48,14 +48,11 @@ def renamed_changes(plain: LineDiff) -> RenamedChanges | None:
     diff: list[Change] = []
     for group in _groups(plain.changes):
         alike = [_names_alike(change) for change in group]
-        if all(pair is not None for pair in alike) or not _realignable(group):
-            for change, pair in zip(group, alike, strict=True):
-                diff.append(change)
-                if pair is not None:
-                    found.append(change)
-                    names.append(pair)
-            continue
-        for change, pair in _realigned(plain.a, plain.b, group):
+        if any(pair is None for pair in alike) and _realignable(group):
+            pieces = _realigned(plain.a, plain.b, group)
+        else:
+            pieces = list(zip(group, alike, strict=True))
+        for change, pair in pieces:
             diff.append(change)
             if pair is not None:
                 found.append(change)
