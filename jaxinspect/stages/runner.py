@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -225,6 +224,7 @@ def run_inspection(
     with x64_mode(spec):
         call = prepare_call(loaded, spec, options.backend)
         reasons: list[tuple[str, str]] = []
+        jaxpr_stage = functools.partial(_jaxpr_stage, spec) if options.stage_texts else None
         with _peak_dump(options) as dump_options:
             artifacts = run_pipeline(
                 call.function,
@@ -234,14 +234,12 @@ def run_inspection(
                 target=target,
                 until=options.last_step,
                 compiler_options=dump_options,
-                while_compiling=functools.partial(_jaxpr_stage, spec)
-                if options.stage_texts
-                else None,
+                while_compiling=jaxpr_stage,
             )
             peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
         artifacts = replace(artifacts, call=call)
         # First: the hlo stage's printing then answers the aliases and the collectives too.
-        stages = _stage_texts(artifacts) if options.stage_texts else ()
+        stages = _stage_texts(artifacts, spec) if options.stage_texts else ()
         timings = _time_execution(call, artifacts, options, reasons)
         cost, memory = _analyses(call, artifacts, options, reasons, peak)
         # Name the platform XLA compiled for, not merely the one that was asked for.
@@ -398,11 +396,12 @@ def _with_fit(memory: MemorySummary, devices: tuple[Any, ...], reasons: Reasons)
     return replace(memory, capacity_bytes=capacity, fits=peak.bytes <= capacity)
 
 
-def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
+def _stage_texts(artifacts: StageArtifacts, spec: Spec) -> tuple[StageText, ...]:
     """Each IR that was produced, with its operation histogram read from JAX's objects."""
     traced, lowered, compiled = artifacts.traced, artifacts.lowered, artifacts.compiled
-    jaxpr = artifacts.beside.value() if artifacts.beside is not None else None
-    stages = [jaxpr if isinstance(jaxpr, StageText) else _jaxpr_stage(None, traced)]
+    beside = artifacts.beside  # the jaxpr printed while XLA compiled
+    jaxpr: StageText = beside.value() if beside is not None else _jaxpr_stage(spec, traced)
+    stages = [jaxpr]
     if lowered is not None:
         counts = hloinfo.stablehlo_op_counts(lowered.compiler_ir())
         stages.append(StageText("stablehlo", lowered.as_text(), counts))
@@ -413,11 +412,11 @@ def _stage_texts(artifacts: StageArtifacts) -> tuple[StageText, ...]:
     return tuple(stages)
 
 
-def _jaxpr_stage(spec: Spec | None, traced: Any) -> StageText:
+def _jaxpr_stage(spec: Spec, traced: Any) -> StageText:
     """The jaxpr's text and primitive counts: printed while XLA compiles (``run_pipeline``'s
     ``while_compiling``, in a thread of its own: in the spec's 64-bit mode, a setting each
     thread keeps), a third of a second at 96 transformer blocks."""
-    with x64_mode(spec) if spec is not None else contextlib.nullcontext():
+    with x64_mode(spec):
         return StageText("jaxpr", str(traced.jaxpr), hloinfo.jaxpr_op_counts(traced.jaxpr))
 
 

@@ -39,7 +39,7 @@ from jaxinspect.textdiff.hlonames import (
 from jaxinspect.textdiff.hlospans import computation_spans
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
-from jaxinspect.textdiff.renamedlines import RenamedChanges, paired
+from jaxinspect.textdiff.renamedlines import RenamedChanges, paired, renamed_changes
 
 #: A computation's header line, after a newline (a literal first: the regex engine finds it
 #: fast).
@@ -103,6 +103,13 @@ _FEW = 8
 #: where the bulk renaming clashed on every real pair tried (shares 0.04, 0.09 and 0.54:
 #: 12-, 24- and 48-layer stacks, one op added); the attempt then only costs time.
 _FRESH = 0.6
+
+
+def undoable_changes(plain: LineDiff) -> RenamedChanges | None:
+    """The changes of ``plain`` that differ in names alone, where they are worth undoing in
+    bulk (``worth_undoing``); else ``None``."""
+    found = renamed_changes(plain)
+    return found if found is not None and worth_undoing(found) else None
 
 
 def worth_undoing(found: RenamedChanges) -> bool:

@@ -33,7 +33,7 @@ from jaxinspect.textdiff.bulkrename import (
     BulkRenaming,
     renamed_names,
     undo_renamed_changes,
-    worth_undoing,
+    undoable_changes,
 )
 from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
 from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
@@ -43,7 +43,7 @@ from jaxinspect.textdiff.hlonames import TextNames, callee_counts, text_names
 from jaxinspect.textdiff.hlospans import ComputationLines
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
-from jaxinspect.textdiff.renamedlines import RenamedChanges, renamed_changes
+from jaxinspect.textdiff.renamedlines import RenamedChanges
 
 #: StableHLO: SSA values ``%0``, ``%cst_1``, ``%arg3``, ``%iterArg`` and symbols ``@name``.
 _MLIR_NAME = re.compile(r"([%@][\w.\-$]+)")
@@ -131,8 +131,8 @@ def early_names(
     renaming is done here too (waiting for the names), so the op counts can be derived from
     the few lines left after it. Pass the result to ``structural_diff``; close it where that
     never runs."""
-    found = renamed_changes(plain)
-    if found is None or not worth_undoing(found):
+    found = undoable_changes(plain)
+    if found is None:
         return EarlyNames(plain.a, None, names)
     names = names if names is not None else aside(text_names, plain.a)
     if not undo:
@@ -167,9 +167,7 @@ def structural_diff(
     if early is not None:
         in_bulk: RenamedChanges | None = early.found
     else:
-        in_bulk = renamed_changes(plain) if stage == "hlo" else None
-        if in_bulk is not None and not worth_undoing(in_bulk):
-            in_bulk = None
+        in_bulk = undoable_changes(plain) if stage == "hlo" else None
     if in_bulk is None and not _could_be_renamed(plain, parse):
         return _outcome(plain, 0, parse)
     if early is not None and early.names is not None:

@@ -172,11 +172,9 @@ def _compare_sides(args: DiffArgs, early: "EarlyCount | None") -> "Outcome":
         if not (structural and will_fork(diff.a)):
             return None
         names = early.names if early is not None and diff.a == terminated(early.text) else None
-        found = started["hlo"] = early_names(diff, in_background, names, undo=True)
-        if found.undone is None:
-            return None
-        bulk = found.undone
-        return RenamedBasis(bulk.text, bulk.rest.changes, bulk.renaming)
+        started["hlo"] = early_names(diff, in_background, names, undo=True)
+        bulk = started["hlo"].undone
+        return None if bulk is None else RenamedBasis(bulk.text, bulk.rest.changes, bulk.renaming)
 
     try:
         # Import the renderer while a large loose HLO pair is being counted in the background.
