@@ -39,7 +39,7 @@ from jaxinspect.textdiff.hlonames import (
 from jaxinspect.textdiff.hlospans import computation_spans
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
-from jaxinspect.textdiff.renamedlines import RenamedChanges, paired, renamed_changes
+from jaxinspect.textdiff.renamedlines import RenamedChanges, paired, worth_undoing
 
 #: A computation's header line, after a newline (a literal first: the regex engine finds it
 #: fast).
@@ -97,27 +97,6 @@ _ROUNDS = 4
 #: renumbering, whose chains of names run into edited lines), lines are read instead.
 _KEPT = 0.9
 _FEW = 8
-#: The least share of new names that no old name has (renamed layers: all of them) for a
-#: bulk renaming to be tried. XLA's renumbering after an added instruction renames along
-#: chains (``%add.3`` to ``%add.4``, ``%add.4`` to ``%add.5``) that run into edited lines,
-#: where the bulk renaming clashed on every real pair tried (shares 0.04, 0.09 and 0.54:
-#: 12-, 24- and 48-layer stacks, one op added); the attempt then only costs time.
-_FRESH = 0.6
-
-
-def undoable_changes(plain: LineDiff) -> RenamedChanges | None:
-    """The changes of ``plain`` that differ in names alone, where they are worth undoing in
-    bulk (``worth_undoing``); else ``None``."""
-    found = renamed_changes(plain)
-    return found if found is not None and worth_undoing(found) else None
-
-
-def worth_undoing(found: RenamedChanges) -> bool:
-    """Whether ``found`` is worth undoing in bulk: not mostly chains of names (see
-    ``_FRESH``), which clashed in every real renumbering tried."""
-    moved = sum(1 for old, new in found.renaming.items() if old != new)
-    fresh = set(found.renaming.values()).difference(found.renaming)
-    return moved > 0 and len(fresh) >= _FRESH * moved
 
 
 def _unmoved(renaming: dict[str, str], clashes: set[str]) -> set[str]:

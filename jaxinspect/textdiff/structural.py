@@ -29,12 +29,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from jaxinspect.textdiff.bulkrename import (
-    BulkRenaming,
-    renamed_names,
-    undo_renamed_changes,
-    undoable_changes,
-)
+from jaxinspect.textdiff.bulkrename import BulkRenaming, renamed_names, undo_renamed_changes
 from jaxinspect.textdiff.hlonames import COMPUTATION as _HLO_COMPUTATION
 from jaxinspect.textdiff.hlonames import HEADER_PARAM as _HLO_HEADER_PARAM
 from jaxinspect.textdiff.hlonames import INSTRUCTION as _HLO_INSTRUCTION
@@ -43,7 +38,7 @@ from jaxinspect.textdiff.hlonames import TextNames, callee_counts, text_names
 from jaxinspect.textdiff.hlospans import ComputationLines
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
-from jaxinspect.textdiff.renamedlines import RenamedChanges
+from jaxinspect.textdiff.renamedlines import RenamedChanges, undoable_changes
 
 #: StableHLO: SSA values ``%0``, ``%cst_1``, ``%arg3``, ``%iterArg`` and symbols ``@name``.
 _MLIR_NAME = re.compile(r"([%@][\w.\-$]+)")
