@@ -23,7 +23,7 @@ from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.textdiff.bulkrename import undo_renamed_changes
 from jaxinspect.textdiff.hlonames import text_names
 from jaxinspect.textdiff.linediff import diff_lines
-from jaxinspect.textdiff.renamedlines import renamed_changes
+from jaxinspect.textdiff.renamedlines import renamed_changes, undoable_changes
 from jaxinspect.textdiff.structural import structural_diff
 from jaxinspect.xla.hlocount import apply_delta, count_hlo, line_delta, renamed_count
 
@@ -180,6 +180,7 @@ def test_chains_of_names_are_left_to_the_lines() -> None:
     found = renamed_changes(plain)
     assert found is not None and found.renaming == {"x": "x", "a.1": "a.2", "a.2": "a.3", "r": "r"}
     assert undo_renamed_changes(plain, found, lambda: text_names(plain.a)) is None
+    assert undoable_changes(plain) is None  # nothing aligned again or undone in bulk
     assert check(_CHAIN, new) == (0, 2)
 
 
