@@ -18,6 +18,7 @@ XLA then writes neither pass snapshots nor a buffer assignment.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -212,6 +213,31 @@ def read_dump_folder(folder: Path, *, module_name: str | None, passes: bool) -> 
         memory_usage_report=texts["memory_usage_report"],
         reasons=tuple(reasons),
     )
+
+
+def written_peak_texts(folder: Path) -> tuple[str, str] | None:
+    """The buffer assignment and live ranges of the folder's one module, once XLA has written
+    them; ``None`` before, or where the folder holds other than one module's.
+
+    XLA writes a module's buffer assignment, then its live ranges, then its memory-usage
+    report: with the report there, the other two are whole. (A read that comes too early
+    only costs time: ``dumpwatch`` warms a cache with it, and the peak is read afresh.)
+    """
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        return None
+    reports = [n for n in names if n.endswith("after_optimizations-memory-usage-report.txt")]
+    if len(reports) != 1:
+        return None
+    stem = reports[0].removesuffix("-memory-usage-report.txt")
+    try:
+        return (
+            _read(folder / f"{stem}-buffer-assignment.txt"),
+            _read(folder / f"{stem}-live-range.txt"),
+        )
+    except OSError:
+        return None
 
 
 def _pick_module(names: list[str], module_name: str | None, folder: Path) -> tuple[int, str]:

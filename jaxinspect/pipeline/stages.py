@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +56,7 @@ def run_pipeline(
     until: str = "compile",
     compiler_options: dict[str, Any] | None = None,
     while_compiling: Callable[[Any], Any] | None = None,
+    around_compile: AbstractContextManager[object] | None = None,
 ) -> StageArtifacts:
     """Trace, lower and compile ``function`` for abstract ``args``/``kwargs``, each exactly once.
 
@@ -71,6 +74,8 @@ def run_pipeline(
         while_compiling: Work on the traced stage (pure Python, nothing MLIR) done in a thread
             while XLA compiles, which releases the GIL (``whilecompiling``); its value is
             ``StageArtifacts.beside``.
+        around_compile: Entered just before XLA's compile and left just after it (a thread
+            that reads the compile's dumps as XLA writes them: ``dumpwatch``).
 
     Raises:
         StageError: The user's function failed in a step.
@@ -98,7 +103,8 @@ def run_pipeline(
         if last >= 2 and lowered is not None:
             compile_step = functools.partial(lowered.compile, compiler_options=compiler_options)
             try:
-                compiled, compile_s = _timed("compile", target, compile_step)
+                with around_compile or contextlib.nullcontext():
+                    compiled, compile_s = _timed("compile", target, compile_step)
             finally:
                 if beside is not None:
                     beside.join()  # no thread outlives the step, nor its error

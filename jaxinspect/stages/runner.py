@@ -48,6 +48,7 @@ from jaxinspect.pipeline import histograms as hloinfo
 from jaxinspect.pipeline.aliasing import buffer_aliases
 from jaxinspect.pipeline.analyses import Reasons
 from jaxinspect.pipeline.backend import compiled_devices, describe_device
+from jaxinspect.pipeline.dumpwatch import PeakDumpWatch
 from jaxinspect.pipeline.execute import time_calls
 from jaxinspect.pipeline.loopcounts import data_dependent_loops
 from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
@@ -225,7 +226,7 @@ def run_inspection(
         call = prepare_call(loaded, spec, options.backend)
         reasons: list[tuple[str, str]] = []
         jaxpr_stage = functools.partial(_jaxpr_stage, spec) if options.stage_texts else None
-        with _peak_dump(options) as dump_options:
+        with _peak_dump(options) as (dump_options, watch):
             artifacts = run_pipeline(
                 call.function,
                 call.plan,
@@ -235,6 +236,7 @@ def run_inspection(
                 until=options.last_step,
                 compiler_options=dump_options,
                 while_compiling=jaxpr_stage,
+                around_compile=watch,
             )
             peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
         artifacts = replace(artifacts, call=call)
@@ -301,17 +303,21 @@ def _time_execution(
 
 
 @contextmanager
-def _peak_dump(options: InspectOptions) -> Iterator[dict[str, Any] | None]:
+def _peak_dump(
+    options: InspectOptions,
+) -> Iterator[tuple[dict[str, Any] | None, PeakDumpWatch | None]]:
     """The compiler options of the run's one compilation, with a dump folder where the peak is
-    read off its buffer assignment and the caller gave none (deleted when the block ends)."""
+    read off its buffer assignment and the caller gave none (deleted when the block ends);
+    and then what reads that dump while XLA still compiles (``pipeline/dumpwatch.py``)."""
     given = None if options.compiler_options is None else dict(options.compiler_options)
     if not options.live_peak or "xla_dump_to" in (given or {}) or options.last_step != "compile":
-        yield given
+        yield given, None
         return
     from jaxinspect.pipeline.dumps import compilation_dump
+    from jaxinspect.stages.livepeak import schedule_steps
 
     with compilation_dump() as dump:
-        yield {**(given or {}), **dump.compiler_options}
+        yield {**(given or {}), **dump.compiler_options}, PeakDumpWatch(dump.folder, schedule_steps)
 
 
 def _live_peak(
