@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from pathlib import Path
@@ -99,7 +100,10 @@ def test_a_real_compile_has_its_peak_counted_before_the_compile_returns(monkeypa
 
     def recording(buffer_assignment: str, live_range: str) -> object:
         calls.append((threading.current_thread().name, buffer_assignment, live_range))
+        collector.append((gc.isenabled(), gc.get_freeze_count() > 0))
         return counted(buffer_assignment, live_range)
+
+    collector: list[tuple[bool, bool]] = []
 
     monkeypatch.setattr(livepeak, "schedule_steps", recording)
     counted.cache_clear()
@@ -112,3 +116,6 @@ def test_a_real_compile_has_its_peak_counted_before_the_compile_returns(monkeypa
     assert counted.cache_info().hits == 1  # counted once
     steps = counted(*calls[1][1:])
     assert report.memory.peak.bytes == steps.per_step[steps.peak_step] > 0
+    # No collection walks jax's objects while the run reads the peak; after it, as before.
+    assert collector[1] == (False, True)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
