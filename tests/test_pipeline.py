@@ -264,3 +264,33 @@ def test_no_thread_where_the_run_stops_before_compile(program):
     artifacts = _prepared(program, until="lower", work=lambda _: threading.current_thread().name)
     assert artifacts.compiled is None
     assert artifacts.beside.value() == threading.current_thread().name
+
+
+def test_memory_analysis_is_asked_for_beside_the_stage_texts(monkeypatch):
+    """XLA serializes the buffer assignment in ``memory_analysis()`` while the stage texts
+    are printed: both release the GIL. The summary is the one asked for alone."""
+    import threading
+
+    import jax.stages
+
+    from jaxinspect.pipeline.whilecompiling import spare_core
+
+    real = jax.stages.Compiled.memory_analysis
+    threads = []
+
+    def recording(self):
+        threads.append(threading.current_thread().name)
+        return real(self)
+
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", recording)
+    loaded = load_target(f"{sample('mlp.py')}:predict")
+    spec = load_spec(sample("mlp.yaml"))
+    printed, _ = run_inspection(loaded, spec, InspectOptions(backend="cpu", execute=False))
+    alone, _ = run_inspection(
+        loaded, spec, InspectOptions(backend="cpu", execute=False, stage_texts=False)
+    )
+    beside = "jaxinspect-while-compiling" if spare_core() else "MainThread"
+    assert threads == [beside, "MainThread"]
+    assert printed.stages and not alone.stages
+    assert printed.memory == alone.memory
+    assert printed.memory.temp_bytes is not None

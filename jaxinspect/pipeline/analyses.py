@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jaxinspect import jaxapi
@@ -139,12 +140,20 @@ def _has_control_flow(compiled: Any) -> bool:
 
 
 def collect_memory(
-    compiled: Any, platform: str, reasons: Reasons, live: LivePeak | None = None
+    compiled: Any,
+    platform: str,
+    reasons: Reasons,
+    live: LivePeak | None = None,
+    stats_of: Callable[[], Any] | None = None,
 ) -> MemorySummary | None:
     """``memory_analysis()`` in bytes, with fields the backend leaves unset as null, and the
-    buffer assignment's peak ``live`` (whose constants the derived bound counts) where read."""
+    buffer assignment's peak ``live`` (whose constants the derived bound counts) where read.
+
+    ``stats_of``: what gives ``compiled.memory_analysis()`` (and raises what it raises), where
+    the caller asked for it beside other work; by default it is asked for here.
+    """
     try:
-        stats = compiled.memory_analysis()
+        stats = compiled.memory_analysis() if stats_of is None else stats_of()
     except Exception as exc:
         reasons.append(("memory", f"memory_analysis() failed on this backend: {exc}"))
         return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,6 +55,7 @@ from jaxinspect.pipeline.placement import Placement, constrain_outputs, place
 from jaxinspect.pipeline.stages import StageArtifacts, run_pipeline
 from jaxinspect.pipeline.timing.calls import ProgressSink, split_donated
 from jaxinspect.pipeline.timing.quiet import frozen_heap, paused_gc
+from jaxinspect.pipeline.whilecompiling import WhileCompiling
 from jaxinspect.stages.memoryfit import estimate_peak
 from jaxinspect.stages.sections import SECTIONS
 from jaxinspect.topologies.gpu import target_phrase, topology_caveat
@@ -243,12 +244,14 @@ def run_inspection(
                 while_compiling=jaxpr_stage,
                 around_compile=watch,
             )
+            stats = _memory_stats_beside(artifacts.compiled, options)
             peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
         artifacts = replace(artifacts, call=call)
         # First: the hlo stage's printing then answers the aliases and the collectives too.
         stages = _stage_texts(artifacts, spec) if options.stage_texts else ()
+        stats.join()  # nothing runs beside the timed calls
         timings = _time_execution(call, artifacts, options, reasons)
-        cost, memory = _analyses(call, artifacts, options, reasons, peak)
+        cost, memory = _analyses(call, artifacts, options, reasons, peak, stats.value)
         # Name the platform XLA compiled for, not merely the one that was asked for.
         devices = compiled_devices(artifacts.compiled, call.placement.devices)
         compiled = artifacts.compiled
@@ -352,12 +355,27 @@ def _live_peak(
         return None
 
 
+def _memory_stats_beside(compiled: Any, options: InspectOptions) -> WhileCompiling[Any]:
+    """``compiled.memory_analysis()``, asked for in a thread while the stage texts are printed.
+
+    Both are XLA's work with the GIL released, and the analysis is not small (it serializes
+    the buffer assignment: 50-160 ms at 48-96 transformer blocks, about as long as the two
+    printings); where nothing is printed, it is asked for when its value is.
+    """
+
+    def stats() -> Any:
+        return None if compiled is None else compiled.memory_analysis()
+
+    return WhileCompiling(stats, start=compiled is not None and options.stage_texts)
+
+
 def _analyses(
     call: PreparedCall,
     artifacts: StageArtifacts,
     options: InspectOptions,
     reasons: Reasons,
     peak: LivePeak | None = None,
+    stats_of: Callable[[], Any] | None = None,
 ) -> tuple[CostSummary | None, MemorySummary | None]:
     """Cost and memory of the compiled program, with donation's aliasing; none before compile."""
     compiled = artifacts.compiled
@@ -369,7 +387,7 @@ def _analyses(
         cost = collect.collect_cost(compiled, reasons)
     else:
         reasons.append(("cost", "not requested (--stage)"))
-    memory = collect.collect_memory(compiled, call.device.platform, reasons, peak)
+    memory = collect.collect_memory(compiled, call.device.platform, reasons, peak, stats_of)
     if memory is not None:
         aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
         estimate = estimate_peak(memory)
