@@ -266,9 +266,9 @@ def test_no_thread_where_the_run_stops_before_compile(program):
     assert artifacts.beside.value() == threading.current_thread().name
 
 
-def test_memory_analysis_is_asked_for_beside_the_stage_texts(monkeypatch):
+def test_memory_analysis_is_asked_for_beside_the_printings(monkeypatch):
     """XLA serializes the buffer assignment in ``memory_analysis()`` while the stage texts
-    are printed: both release the GIL. The summary is the one asked for alone."""
+    and the module are printed: all release the GIL. The summary is the same either way."""
     import threading
 
     import jax.stages
@@ -290,7 +290,7 @@ def test_memory_analysis_is_asked_for_beside_the_stage_texts(monkeypatch):
         loaded, spec, InspectOptions(backend="cpu", execute=False, stage_texts=False)
     )
     beside = "jaxinspect-while-compiling" if spare_core() else "MainThread"
-    assert threads == [beside, "MainThread"]
+    assert threads == [beside, beside]  # beside the printings (of the module, at least)
     assert printed.stages and not alone.stages
     assert printed.memory == alone.memory
     assert printed.memory.temp_bytes is not None

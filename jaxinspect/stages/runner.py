@@ -244,13 +244,12 @@ def run_inspection(
                 while_compiling=jaxpr_stage,
                 around_compile=watch,
             )
-            stats = _memory_stats_beside(artifacts.compiled, options)
+            stats = _memory_stats_beside(artifacts.compiled)
             peak = _live_peak(artifacts.compiled, options, dump_options, reasons)
         artifacts = replace(artifacts, call=call)
         # First: the hlo stage's printing then answers the aliases and the collectives too.
         stages = _stage_texts(artifacts, spec) if options.stage_texts else ()
-        stats.join()  # nothing runs beside the timed calls
-        timings = _time_execution(call, artifacts, options, reasons)
+        timings = _time_execution(call, artifacts, options, reasons, stats.join)
         cost, memory = _analyses(call, artifacts, options, reasons, peak, stats.value)
         # Name the platform XLA compiled for, not merely the one that was asked for.
         devices = compiled_devices(artifacts.compiled, call.placement.devices)
@@ -282,9 +281,15 @@ def run_inspection(
 
 
 def _time_execution(
-    call: PreparedCall, artifacts: StageArtifacts, options: InspectOptions, reasons: Reasons
+    call: PreparedCall,
+    artifacts: StageArtifacts,
+    options: InspectOptions,
+    reasons: Reasons,
+    before_calls: Callable[[], None] = lambda: None,
 ) -> Timings:
-    """Step timings, plus first-call and cached-call times when the executable runs."""
+    """Step timings, plus first-call and cached-call times when the executable runs
+    (``before_calls()`` first: it waits for work running beside, which must not run beside
+    the timed calls)."""
     timings = Timings(artifacts.trace_s, artifacts.lower_s, artifacts.compile_s)
     compiled = artifacts.compiled
     topology = call.placement.topology
@@ -295,6 +300,7 @@ def _time_execution(
         reasons += [("timings.first_call_s", why), ("timings.cached_call_s", why)]
         reasons += [("timings.inputs", why), ("timings.data_dependent_loops", why)]
         return timings
+    before_calls()
     with call.explained():
         args, kwargs = call.concrete_inputs(options.seed, options.max_input_bytes)
         inputs = split_donated(call.plan, args, kwargs)  # donated ones are copied for every call
@@ -355,18 +361,19 @@ def _live_peak(
         return None
 
 
-def _memory_stats_beside(compiled: Any, options: InspectOptions) -> WhileCompiling[Any]:
-    """``compiled.memory_analysis()``, asked for in a thread while the stage texts are printed.
+def _memory_stats_beside(compiled: Any) -> WhileCompiling[Any]:
+    """``compiled.memory_analysis()``, asked for in a thread while the stage texts and the
+    module are printed (the latter for the aliases, and for ``cost``'s per-op analysis).
 
-    Both are XLA's work with the GIL released, and the analysis is not small (it serializes
+    All are XLA's work with the GIL released, and the analysis is not small (it serializes
     the buffer assignment: 50-160 ms at 48-96 transformer blocks, about as long as the two
-    printings); where nothing is printed, it is asked for when its value is.
+    stage texts' printings).
     """
 
     def stats() -> Any:
         return None if compiled is None else compiled.memory_analysis()
 
-    return WhileCompiling(stats, start=compiled is not None and options.stage_texts)
+    return WhileCompiling(stats, start=compiled is not None)
 
 
 def _analyses(
@@ -387,9 +394,10 @@ def _analyses(
         cost = collect.collect_cost(compiled, reasons)
     else:
         reasons.append(("cost", "not requested (--stage)"))
+    # Read first, while memory_analysis() may still run in its thread (``stats_of``).
+    aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
     memory = collect.collect_memory(compiled, call.device.platform, reasons, peak, stats_of)
     if memory is not None:
-        aliases = buffer_aliases(artifacts.traced, artifacts.lowered, compiled, call.plan)
         estimate = estimate_peak(memory)
         memory = replace(
             memory,
