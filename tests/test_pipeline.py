@@ -294,3 +294,35 @@ def test_memory_analysis_is_asked_for_beside_the_printings(monkeypatch):
     assert printed.stages and not alone.stages
     assert printed.memory == alone.memory
     assert printed.memory.temp_bytes is not None
+
+
+def test_nothing_runs_beside_the_timed_calls(monkeypatch):
+    """The memory analysis asked for in a thread after the compile has ended before the
+    program's first timed call starts (a slow one is waited for)."""
+    import time
+
+    import jax.stages
+
+    from jaxinspect.stages import runner
+
+    real_stats, real_calls = jax.stages.Compiled.memory_analysis, runner.time_calls
+    events = []
+
+    def slow_stats(self):
+        time.sleep(0.3)
+        stats = real_stats(self)
+        events.append("memory_analysis ended")
+        return stats
+
+    def calls(*args, **kwargs):
+        events.append("timed calls start")
+        return real_calls(*args, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", slow_stats)
+    monkeypatch.setattr(runner, "time_calls", calls)
+    loaded = load_target(f"{sample('mlp.py')}:predict")
+    report, _ = run_inspection(
+        loaded, load_spec(sample("mlp.yaml")), InspectOptions(backend="cpu", runs=2)
+    )
+    assert events == ["memory_analysis ended", "timed calls start"]
+    assert report.timings.first_call_s is not None and report.memory is not None
