@@ -289,7 +289,7 @@ def test_memory_analysis_is_asked_for_beside_the_printings(monkeypatch):
     alone, _ = run_inspection(
         loaded, spec, InspectOptions(backend="cpu", execute=False, stage_texts=False)
     )
-    beside = "jaxinspect-while-compiling" if spare_core() else "MainThread"
+    beside = "jaxinspect-memory-analysis" if spare_core() else "MainThread"
     assert threads == [beside, beside]  # beside the printings (of the module, at least)
     assert printed.stages and not alone.stages
     assert printed.memory == alone.memory

@@ -6,7 +6,9 @@ Python) can run meanwhile on another. Only work that reads what tracing made (Py
 that nothing changes any more) belongs here: the MLIR module is XLA's input, and is not read
 beside it. The compile's own timing is unchanged where the work ends first (it reads nothing
 that the compile waits for); with a single core to run on, the work is done after the compile
-instead, as before.
+instead, as before. The same holds after the compile for XLA's other work that releases the
+GIL: ``stages/runner.py`` asks for ``memory_analysis()`` in such a thread while the module and
+the stage texts are printed.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ class WhileCompiling(Generic[T]):
     """``work()`` run in a thread of its own, started at once where a second core is free
     (and ``start``: else computed when its value is asked for)."""
 
-    def __init__(self, work: Callable[[], T], *, start: bool = True) -> None:
+    def __init__(
+        self, work: Callable[[], T], *, start: bool = True, name: str = "jaxinspect-while-compiling"
+    ) -> None:
         self._work = work
         self._value: tuple[T] | None = None
         self._thread: threading.Thread | None = None
         if start and spare_core():
-            self._thread = threading.Thread(
-                target=self._run, name="jaxinspect-while-compiling", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
             self._thread.start()
 
     def value(self) -> T:

@@ -373,7 +373,7 @@ def _memory_stats_beside(compiled: Any) -> WhileCompiling[Any]:
     def stats() -> Any:
         return None if compiled is None else compiled.memory_analysis()
 
-    return WhileCompiling(stats, start=compiled is not None)
+    return WhileCompiling(stats, start=compiled is not None, name="jaxinspect-memory-analysis")
 
 
 def _analyses(
