@@ -370,10 +370,12 @@ def _memory_stats_beside(compiled: Any) -> WhileCompiling[Any]:
     stage texts' printings).
     """
 
-    def stats() -> Any:
-        return None if compiled is None else compiled.memory_analysis()
-
-    return WhileCompiling(stats, start=compiled is not None, name="jaxinspect-memory-analysis")
+    # Asked for only where there is a compiled program (``_analyses``).
+    return WhileCompiling(
+        lambda: compiled.memory_analysis(),
+        start=compiled is not None,
+        name="jaxinspect-memory-analysis",
+    )
 
 
 def _analyses(
