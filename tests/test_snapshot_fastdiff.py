@@ -262,29 +262,61 @@ region = st.lists(st.sampled_from(["}", "", "a", "b", "c", "d", "e", "f"]), max_
 
 @settings(max_examples=300, deadline=None)
 @given(region, region)
-def test_squeezed_alignment_equals_difflib_on_whole_region(a: list[str], b: list[str]) -> None:
-    # Runs of lines found on one side only are folded before difflib aligns a changed
-    # region (and the result cached by shape); the blocks must be difflib's on the whole.
+def test_squeezed_alignment_is_in_step_at_both_ends_and_difflib_between(
+    a: list[str], b: list[str]
+) -> None:
+    # Runs of lines found on one side only are folded before a changed region is aligned
+    # (and the result cached by shape). The places where both sides agree from the start
+    # and from the end (a folded run on both counts as agreeing) are aligned one by one;
+    # difflib aligns what lies between, as it would the whole where nothing agrees at the ends.
     b = [line.upper() if line in "def" and line else line for line in b]
+    blocks = linematch._aligned(a, b, len(a), len(b))
+    x_end = y_end = 0
+    for x, y, n in blocks:  # equal runs, in order
+        assert n > 0 and x >= x_end and y >= y_end and a[x : x + n] == b[y : y + n]
+        x_end, y_end = x + n, y + n
+    if not (a and b):
+        assert blocks == []
+        return
+    short_a, _ = linematch._squeezed(a, set(b), "a")
+    short_b, _ = linematch._squeezed(b, set(a), "b")
+    places = range(min(len(short_a), len(short_b)))
+    head = linematch._in_step(short_a, short_b, places)
+    tail = linematch._in_step(short_a, short_b, range(-1, -len(places) + head - 1, -1))
+    if head == tail == 0:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        assert blocks == [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
+
+
+def test_renamed_computations_beside_an_edit_align_in_place() -> None:
+    # Four renamed computations (every line differs but ``}`` and the blank line after it);
+    # the new text drops the blank line after the second. Aligned from both ends, each
+    # computation's brace is matched with its own, and only the dropped line is left over;
+    # difflib on the whole region matches the first brace with the second one.
+    a = ["a1", "}", "", "a2", "}", "", "a3", "}", "", "a4", "}"]
+    b = ["b1", "}", "", "b2", "}", "b3", "}", "", "b4", "}"]
+    blocks = linematch._aligned(a, b, len(a), len(b))
+    assert blocks == [(1, 1, 2), (4, 4, 1), (7, 6, 2), (10, 9, 1)]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
-    assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])
+    assert blocks != [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
 
 
 @settings(max_examples=300, deadline=None)
 @given(region, st.integers(0, 2**32 - 1))
 def test_same_shaped_regions_align_as_difflib_does(a: list[str], seed: int) -> None:
     # A renamed computation squeezes to the same shape on both sides (its lines differ, its
-    # braces and blank lines agree); such regions are aligned place by place, not by
-    # difflib, which must find the same blocks.
+    # braces and blank lines agree); such regions are in step from end to end, aligned
+    # place by place, not by difflib, which finds the same blocks there.
     rng = random.Random(seed)
     b = [line.upper() if line in "def" and line else line for line in a]
     for k, line in enumerate(b):  # other one-side lines, where a run of them is
         if line in "DEF" and line and rng.random() < 0.5:
             b[k] = rng.choice("DEF")
-    assert linematch._same_shape(
-        *(linematch._squeezed(x, set(y), s)[0] for x, y, s in ((a, b, "a"), (b, a, "b")))
+    short_a, short_b = (
+        linematch._squeezed(x, set(y), s)[0] for x, y, s in ((a, b, "a"), (b, a, "b"))
     )
+    assert len(short_a) == len(short_b)
+    assert linematch._in_step(short_a, short_b, range(len(short_a))) == len(short_a)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     expected = [(x, y, n) for x, y, n in matcher.get_matching_blocks() if n]
     assert linematch._aligned(a, b, len(a), len(b)) == (expected if a and b else [])

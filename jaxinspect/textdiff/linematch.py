@@ -5,8 +5,9 @@ that agree need never be looked at one by one. This matcher compares the texts a
 galloping slice comparisons while they agree, turns the agreed characters into whole lines with
 ``str.count``/``str.rfind``, and splits only a window of lines after each difference. There it
 looks for the nearest point where the texts agree again, in a window that grows until it finds
-one, and lets ``difflib`` align the small changed region exactly. The result is always a correct
-diff; it is minimal within each changed region but, like patience diff, not globally.
+one, and aligns the small changed region: the lines that agree in place from either end of it
+are matched where they stand, and ``difflib`` aligns what lies between. The result is always a
+correct diff; like patience diff, it is not minimal globally.
 
 Texts given here end every line with ``"\\n"`` (see ``terminated``).
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
-# Changed regions whose line-count product is at most this are aligned by difflib.
+# Changed regions whose line-count product is at most this are aligned line by line.
 _DIFFLIB_LIMIT = 250_000
 # Lines that must agree after a difference before the texts count as back in step.
 _RESYNC_RUN = 3
@@ -223,29 +224,65 @@ def _aligned(a: list[str], b: list[str], p: int, q: int) -> list[tuple[int, int,
 def _squeezed_blocks(
     a: tuple[object, ...], b: tuple[object, ...]
 ) -> tuple[tuple[int, int, int], ...]:
-    # Cached: the copies of one repeated computation, renamed alike (every layer after an
-    # added instruction), squeeze to the same pair, and are aligned once.
-    if _same_shape(a, b):
-        return _diagonal_blocks(a, b)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return tuple((x, y, n) for x, y, n in matcher.get_matching_blocks() if n)
+    """The equal runs of squeezed regions: the places where both agree from the start and from
+    the end aligned one by one (``_in_step``), difflib's blocks between them.
 
-
-def _same_shape(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-    """Whether ``a`` and ``b`` agree at every place but where both hold a folded run (a
-    renamed computation: its lines differ, its ``}`` and blank lines agree)."""
-    return len(a) == len(b) and all(
-        x == y or (x.__class__ is tuple and y.__class__ is tuple) for x, y in zip(a, b, strict=True)
+    Cached: the copies of one repeated computation, renamed alike (every layer after an added
+    instruction), squeeze to the same pair, and are aligned once.
+    """
+    head = _in_step(a, b, range(min(len(a), len(b))))
+    tail = _in_step(a, b, range(-1, -min(len(a), len(b)) + head - 1, -1))
+    middle: tuple[tuple[int, int, int], ...] = ()
+    a_end, b_end = len(a) - tail, len(b) - tail
+    if head < a_end and head < b_end:
+        matcher = difflib.SequenceMatcher(None, a[head:a_end], b[head:b_end], autojunk=False)
+        middle = tuple((head + x, head + y, n) for x, y, n in matcher.get_matching_blocks() if n)
+    return _joined_blocks(
+        [
+            *_diagonal_blocks(a[:head], b[:head]),
+            *middle,
+            *((a_end + x, b_end + y, n) for x, y, n in _diagonal_blocks(a[a_end:], b[b_end:])),
+        ]
     )
+
+
+def _in_step(a: tuple[object, ...], b: tuple[object, ...], places: range) -> int:
+    """How many of ``places`` (from the start, or negative: from the end) hold the same line
+    on both sides or a folded run on both (a renamed computation: its lines differ, its ``}``
+    and blank lines agree).
+
+    A renamed computation beside an edit (a line or brace added or dropped) is aligned place
+    by place up to the edit, from both ends, and difflib is left the few items around it: on
+    the whole region, where ``}`` and blank lines recur every few items, difflib walks every
+    recurrence for each block it finds (milliseconds a computation), and pairs each
+    computation with its neighbour past the edit.
+    """
+    count = 0
+    for k in places:
+        x, y = a[k], b[k]
+        if not (x == y or (x.__class__ is tuple and y.__class__ is tuple)):
+            break
+        count += 1
+    return count
+
+
+def _joined_blocks(blocks: list[tuple[int, int, int]]) -> tuple[tuple[int, int, int], ...]:
+    """``blocks`` (in order) with each that continues the one before merged into it."""
+    out: list[tuple[int, int, int]] = []
+    for x, y, n in blocks:
+        if out and out[-1][0] + out[-1][2] == x and out[-1][1] + out[-1][2] == y:
+            px, py, pn = out.pop()
+            out.append((px, py, pn + n))
+        else:
+            out.append((x, y, n))
+    return tuple(out)
 
 
 def _diagonal_blocks(
     a: tuple[object, ...], b: tuple[object, ...]
 ) -> tuple[tuple[int, int, int], ...]:
-    """The runs of equal items at the same places of same-shaped ``a`` and ``b``: what
-    difflib finds there, at a fraction of its cost on long regions (its longest block is
-    the earliest longest run, at the same place on both sides, since an equal run elsewhere
-    in ``b`` would be one at that earlier place in ``a`` too; and so on each side of it)."""
+    """The runs of equal items at the same places of ``a`` and ``b`` (in step: see
+    ``_in_step``)."""
     out: list[tuple[int, int, int]] = []
     start = -1
     for k, (x, y) in enumerate(zip(a, b, strict=True)):

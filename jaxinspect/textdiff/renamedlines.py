@@ -4,7 +4,7 @@ A renumbered or renamed layer makes changes whose removed and added lines read t
 names are cut out. A change that is only that is recognised with one regex split of each side.
 Where an edit falls inside such a stretch the line diff cuts it differently: one change holds
 the renamed lines and the edited one together, and a line added or removed between two
-computations makes the diff pair each computation with its neighbour (``}`` agrees where the
+computations can make the diff pair each computation with its neighbour (``}`` agrees where the
 bodies do not). Such neighbouring changes are aligned again as a whole, on their lines with
 the names cut out (a line diff of the skeletons), so each stretch that differs in names alone
 becomes a change of its own and only the edited lines are left over.
