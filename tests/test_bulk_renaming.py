@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 import re
+from array import array
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.textdiff.bulkrename import undo_renamed_changes
-from jaxinspect.textdiff.hlonames import text_names
+from jaxinspect.textdiff.hlonames import TextNames, hash_stamp, text_names
 from jaxinspect.textdiff.linediff import diff_lines
 from jaxinspect.textdiff.renamedlines import renamed_changes, undoable_changes
 from jaxinspect.textdiff.structural import structural_diff
@@ -121,9 +123,10 @@ def test_an_edit_inside_a_renamed_layer_is_its_lines_alone(layer: tuple[str, lis
 def test_a_line_inserted_between_renamed_computations_is_its_line_alone(
     layer: tuple[str, list[str]],
 ) -> None:
-    # A line inserted between two computations makes the line diff pair each renamed
-    # computation with its neighbour; the changes are aligned again, names cut out, and the
-    # bulk renaming alone leaves only the inserted line.
+    # A line inserted between two renamed computations: the line diff keeps each computation
+    # with its own renamed copy (the changed region is aligned in place from both ends, not
+    # by difflib alone, which paired each with its neighbour), and the bulk renaming alone
+    # leaves only the inserted line.
     old = stack(layer, 5)
     new = renamed(old, 2)
     first = next(i for i, line in enumerate(new) if "_M2" in line)
@@ -135,8 +138,7 @@ def test_a_line_inserted_between_renamed_computations_is_its_line_alone(
         for c in plain.changes
         if c.removed and c.added and c.removed[0].startswith("%") and c.added[0].startswith("%")
     ]
-    # The line diff pairs computations with their neighbours' renamed copies.
-    assert any(before.replace("_L2", "_M2") != after for before, after in heads)
+    assert heads and all(before.replace("_L2", "_M2") == after for before, after in heads)
     found = renamed_changes(plain)
     assert found is not None
     bulk = undo_renamed_changes(plain, found, lambda: text_names(plain.a))
@@ -346,6 +348,20 @@ def test_names_defined_among_some_are_those_the_whole_set_holds(
     asked = {"param_0_L1", "fused_computation_L2", "no_such_name", "custom-call.1_L0", ""}
     expected = {name for name in asked if name in text_names(whole).defined()}
     assert "no_such_name" not in expected and len(expected) >= 1
-    assert names.defined_among(asked) == expected  # read from the joined names
+    assert names.defined_among(asked) == expected  # looked up by hash, then confirmed
+    every = set(names.joined_defined.split("\n"))
+    assert names.defined_among(every | asked) == every  # many found: looked up in the set
     names.defined()
     assert names.defined_among(asked) == expected  # and from the set, once made
+
+
+def test_names_defined_among_are_confirmed_beyond_their_hash() -> None:
+    # A name whose hash a defined name has (here, made to) is not taken for defined; hashes
+    # made under another hash seed (a stamp that is not this process's) are not used.
+    joined = "add.1\nmul.2"
+    hashes = array("q", [hash("add.1"), hash("mul.2"), hash("sub.3")]).tobytes()
+    names = TextNames(joined, Counter(), None, hashes, hash_stamp())
+    assert names.defined_among({"add.1", "sub.3", "div.4"}) == {"add.1"}
+    elsewhere = TextNames(joined, Counter(), None, array("q", [0]).tobytes(), hash_stamp() + 1)
+    assert elsewhere.defined_among({"add.1", "sub.3", "mul.2"}) == {"add.1", "mul.2"}
+    assert TextNames("", Counter()).defined_among({"add.1"}) == set()

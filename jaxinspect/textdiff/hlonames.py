@@ -4,6 +4,7 @@ of a whole old text that a renaming must respect (no jax import)."""
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Container
 from functools import cache
@@ -30,14 +31,27 @@ CALLEES = re.compile(r"computations=\{([^}]*)")
 class TextNames:
     """What the renaming needs of the whole old HLO text: the names its lines define (one per
     line, kept as one string: a forked child sends it back in a few milliseconds), and how
-    often each computation is named as a callee."""
+    often each computation is named as a callee.
+
+    ``hashes``, where given, are ``hash(name)`` of each defined name (``array("q")`` bytes),
+    computed by the process that read the text: a forked child shares this process's string
+    hashing, so a few thousand names are looked up among 150,000 without making a string of
+    each (``defined_among``). ``stamp`` is that process's ``hash`` of a fixed string: hashes
+    made under another seed are not used.
+    """
 
     def __init__(
-        self, joined_defined: str, callees: Counter[str], defined: Container[str] | None = None
+        self,
+        joined_defined: str,
+        callees: Counter[str],
+        defined: Container[str] | None = None,
+        hashes: bytes | None = None,
+        stamp: int | None = None,
     ) -> None:
         self.joined_defined = joined_defined
         self.callees = callees
         self._defined = defined
+        self._hashes, self._stamp = hashes, stamp
 
     def defined(self) -> Container[str]:
         """The names that lines of the text define (made once, when first asked for)."""
@@ -50,7 +64,31 @@ class TextNames:
         fraction of the cost of making the set of all (a large text defines 150,000)."""
         if self._defined is not None:
             return {name for name in names if name in self._defined}
-        return names.intersection(self.joined_defined.split("\n")) if self.joined_defined else set()
+        if not self.joined_defined:
+            return set()
+        if self._hashes is None or self._stamp != hash_stamp():
+            return names.intersection(self.joined_defined.split("\n"))
+        by_hash: dict[int, list[str]] = {}
+        for name in names:
+            by_hash.setdefault(hash(name), []).append(name)
+        hits = by_hash.keys() & array("q", self._hashes)
+        maybe = [name for found in hits for name in by_hash[found]]
+        if len(maybe) > _CONFIRMED_ONE_BY_ONE:
+            return set(maybe).intersection(self.joined_defined.split("\n"))
+        lines = f"\n{self.joined_defined}\n" if maybe else ""
+        return {name for name in maybe if f"\n{name}\n" in lines}  # equal hashes, or names
+
+
+#: Names whose hash a defined name has are confirmed one by one (a search of the joined
+#: names each) up to this many; more (a clash is rare, and ends a bulk renaming) are looked
+#: up in the set of all.
+_CONFIRMED_ONE_BY_ONE = 8
+
+
+def hash_stamp() -> int:
+    """This process's ``hash`` of a fixed string: equal in processes whose string hashes are
+    (a forked child and its parent)."""
+    return hash("jaxinspect.textdiff.hlonames")
 
 
 def text_names(text: str) -> TextNames:
@@ -61,7 +99,8 @@ def text_names(text: str) -> TextNames:
     defined = instruction.findall(text)
     defined += root.findall(text)
     defined += heads.findall(text)
-    return TextNames("\n".join(defined), callee_counts(text, None))
+    hashes = array("q", map(hash, defined)).tobytes()
+    return TextNames("\n".join(defined), callee_counts(text, None), None, hashes, hash_stamp())
 
 
 def _patterns_for(text: str) -> tuple[re.Pattern[str], ...]:
