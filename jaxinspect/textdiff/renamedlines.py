@@ -57,9 +57,11 @@ def undoable_changes(plain: LineDiff) -> RenamedChanges | None:
     second on a 24-layer haiku gradient with one op added)."""
     groups = _groups(plain.changes)
     alike = _alike(groups)
-    named = [
-        (o, n) for pairs in alike for p in pairs if p is not None for o, n in zip(*p, strict=True)
-    ]
+    named: set[tuple[str, str]] = set()
+    for pairs in alike:
+        for pair in pairs:
+            if pair is not None:
+                named.update(zip(*pair, strict=True))
     if not (_mostly_fresh(named) if named else _defines_mostly_fresh(plain)):
         return None
     found = _collected(_pieces(plain, groups, alike))
@@ -109,14 +111,17 @@ _FRESH = 0.6
 
 def worth_undoing(found: RenamedChanges) -> bool:
     """Whether ``found`` is worth undoing in bulk: not mostly chains of names (see
-    ``_FRESH``), which clashed in every real renumbering tried."""
-    return _mostly_fresh(found.renaming.items())
+    ``_FRESH``), which clashed in every real renumbering tried. ``_mostly_fresh`` of its
+    renaming, whose pairs are distinct already (one per old name)."""
+    renaming = found.renaming
+    moved = [new for old, new in renaming.items() if old != new]
+    fresh = {new for new in moved if new not in renaming}
+    return bool(moved) and len(fresh) >= _FRESH * len(moved)
 
 
-def _mostly_fresh(named: Iterable[tuple[str, str]]) -> bool:
-    """Whether, of the distinct (old name, new name) pairs ``named`` that rename, enough
-    give a new name that no old name has (``_FRESH``)."""
-    pairs = set(named)
+def _mostly_fresh(pairs: set[tuple[str, str]]) -> bool:
+    """Whether, of the distinct (old name, new name) ``pairs`` that rename, enough give a
+    new name that no old name has (``_FRESH``)."""
     moved = {(old, new) for old, new in pairs if old != new}
     olds = {old for old, _ in pairs}  # names kept as they are count as old ones too
     fresh = {new for _, new in moved if new not in olds}
