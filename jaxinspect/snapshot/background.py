@@ -11,6 +11,7 @@ such a process), other Python threads, or a small input.
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
 import signal
@@ -93,13 +94,15 @@ class _Child:
         if len(place) < _PLACE.size:
             return None
         offset, size = _PLACE.unpack(place)
-        payload = bytearray()
-        while len(payload) < size:
-            chunk = os.pread(self._store, size - len(payload), offset + len(payload))
-            if not chunk:
-                return None
-            payload += chunk
-        return (pickle.loads(payload),)
+        if os.fstat(self._store).st_size < offset + size:
+            return None
+        # Mapped, not read: the pickle is unpickled from the child's pages themselves (a
+        # copy of a few MB into fresh memory first cost as much as the unpickling).
+        with (
+            mmap.mmap(self._store, offset + size, access=mmap.ACCESS_READ) as mapped,
+            memoryview(mapped) as view,
+        ):
+            return (pickle.loads(view[offset : offset + size]),)
 
 
 #: Where a value's pickle lies in the shared file: its offset and length.
