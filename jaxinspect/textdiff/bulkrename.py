@@ -37,8 +37,9 @@ from jaxinspect.textdiff.hlonames import (
     callee_counts,
 )
 from jaxinspect.textdiff.hlospans import computation_spans
-from jaxinspect.textdiff.linediff import LineDiff, diff_lines
+from jaxinspect.textdiff.linediff import LineDiff
 from jaxinspect.textdiff.linematch import Change
+from jaxinspect.textdiff.rediff import Stretch, rediffed
 from jaxinspect.textdiff.renamedlines import RenamedChanges, paired, worth_undoing
 
 #: A computation's header line, after a newline (a literal first: the regex engine finds it
@@ -157,17 +158,22 @@ def _undo(
     # The text rewritten and diffed again before the whole old text's names are asked for:
     # they are read in a forked child, which may still be at it, and they seldom refuse.
     pieces: list[str] = []
-    at = 0
+    stretches: list[Stretch] = []
+    at = length = 0  # in the old text, and the length of the text made so far
     for start, end, parts in cut:
         pieces.append(a[at:start])
-        for before, change in parts:
-            pieces.append(_rewritten(before, moved))
-            if change is not None:
-                pieces.append("\n".join(change.added) + "\n")
+        length += start - at
+        span = "".join(
+            _rewritten(before, moved) + ("" if change is None else "\n".join(change.added) + "\n")
+            for before, change in parts
+        )
+        pieces.append(span)
+        stretches.append((start, end, length, length + len(span)))
+        length += len(span)
         at = end
     pieces.append(a[at:])
     text = "".join(pieces)
-    rest = diff_lines(text, plain.b)
+    rest = rediffed(plain, text, stretches)
     # The whole old text: a renamed computation called from a line not rewritten here, or a
     # new name that a line elsewhere defines.
     whole = names()
