@@ -8,9 +8,9 @@ bulk renaming would not be one.
 
 from __future__ import annotations
 
+import pickle
 import random
 import re
-from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from jaxinspect.inputs.spec import load_spec
 from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.textdiff.bulkrename import undo_renamed_changes
-from jaxinspect.textdiff.hlonames import TextNames, hash_stamp, text_names
+from jaxinspect.textdiff.hlonames import TextNames, text_names
 from jaxinspect.textdiff.linediff import diff_lines
 from jaxinspect.textdiff.renamedlines import renamed_changes, undoable_changes
 from jaxinspect.textdiff.structural import structural_diff
@@ -348,20 +348,19 @@ def test_names_defined_among_some_are_those_the_whole_set_holds(
     asked = {"param_0_L1", "fused_computation_L2", "no_such_name", "custom-call.1_L0", ""}
     expected = {name for name in asked if name in text_names(whole).defined()}
     assert "no_such_name" not in expected and len(expected) >= 1
-    assert names.defined_among(asked) == expected  # looked up by hash, then confirmed
+    assert names.defined_among(asked) == expected  # read from the names as found
     every = set(names.joined_defined.split("\n"))
-    assert names.defined_among(every | asked) == every  # many found: looked up in the set
+    assert pickle.loads(pickle.dumps(names)).defined_among(every | asked) == every  # joined
     names.defined()
     assert names.defined_among(asked) == expected  # and from the set, once made
 
 
-def test_names_defined_among_are_confirmed_beyond_their_hash() -> None:
-    # A name whose hash a defined name has (here, made to) is not taken for defined; hashes
-    # made under another hash seed (a stamp that is not this process's) are not used.
-    joined = "add.1\nmul.2"
-    hashes = array("q", [hash("add.1"), hash("mul.2"), hash("sub.3")]).tobytes()
-    names = TextNames(joined, Counter(), None, hashes, hash_stamp())
-    assert names.defined_among({"add.1", "sub.3", "div.4"}) == {"add.1"}
-    elsewhere = TextNames(joined, Counter(), None, array("q", [0]).tobytes(), hash_stamp() + 1)
-    assert elsewhere.defined_among({"add.1", "sub.3", "mul.2"}) == {"add.1", "mul.2"}
-    assert TextNames("", Counter()).defined_among({"add.1"}) == set()
+def test_names_sent_by_a_child_are_joined_only() -> None:
+    # The list a text's names were found as is looked up where they were read, and not
+    # pickled: a child sends the joined string, and the parent splits it where it must.
+    names = text_names("HloModule m\n\n%c (p: f32[]) -> f32[] {\n  %a.1 = f32[] add(%p, %p)\n}\n")
+    copy = pickle.loads(pickle.dumps(names))
+    assert copy.__dict__["_listed"] is None and names.__dict__["_listed"] is not None
+    for either in (names, copy):
+        assert either.defined_among({"a.1", "c", "p", "zz"}) == {"a.1", "c"}
+    assert TextNames("", Counter()).defined_among({"a.1"}) == set()

@@ -181,6 +181,26 @@ try:
 except ValueError as exc:  # the child's failure is the parent's to report, not a hang
     print(exc)
 
+# A child asked one question about its values answers it where they are.
+def answer(text, values, question):
+    return os.getpid(), values, question
+
+first, second = background.in_background_then(lambda text: 1, len, old, answer)
+reply = second.ask("which?")
+assert reply is not None and first.ask("again?") is None  # one question, once
+assert reply()[0] != os.getpid() and reply()[1:] == ([1, len(old)], "which?")
+assert second() == len(old) and first() == 1  # its values, still read after the answer
+# Stopped before its question: answered here, the same way.
+first, second = background.in_background_then(lambda text: 1, len, old, answer)
+second()
+first.close()
+reply = second.ask("which?")
+assert reply is not None and reply() == (os.getpid(), [1, len(old)], "which?")
+# Too small to fork: answered here.
+first, second = background.in_background_then(lambda text: 1, len, "small", answer)
+assert second.ask("which?")() == (os.getpid(), [1, 5], "which?")
+del first, second, reply
+
 def unreadable():
     raise ValueError("new side unreadable")
 
@@ -434,7 +454,7 @@ import os, sys
 from pathlib import Path
 from jaxinspect.cli.entry import run
 from jaxinspect.snapshot.loosefile import count_parts, read_text, start_count
-from jaxinspect.textdiff.hlonames import text_names
+from jaxinspect.textdiff.hlonames import answer_about, text_names
 from jaxinspect.textdiff.terminated import terminated
 
 old, new, small, folder = map(Path, sys.argv[1:5])
@@ -448,6 +468,12 @@ assert early.names.in_child and not early.parts.in_child
 names, inline = early.names(), text_names(text)
 assert (names.joined_defined, names.callees) == (inline.joined_defined, inline.callees)
 assert not early.names.in_child
+# Then it waits for one question about them (a bulk renaming's), until it is closed.
+question = (frozenset({"no_such_name", *list(names.defined())[:3]}), frozenset(names.callees))
+answer = early.names.ask(question)
+assert answer is not None and early.names.ask(question) is None  # one question, once
+assert answer() == answer_about(inline, question)
+early.parts.close()
 fifo = folder / "fifo"
 os.mkfifo(fifo)
 # Only two regular files, the old one a large HLO text: else load_sides reads as before.

@@ -35,74 +35,149 @@ class _Child:
 
     Each value's pickle goes to an unnamed file the two processes share, and only where it
     lies to a pipe: a pipe holds 64 KiB, and a value written there would wait until this
-    process reads it, holding up the next one (the old text's names, after its counts).
+    process reads it, holding up the next one (the old text's names, after its counts). A
+    value is unpickled only when it is asked for.
+
+    With ``answer``, the child then waits for one question (``ask``) and sends
+    ``answer(text, values, question)`` as one more value: a question about a large value
+    (which of a few thousand names the old text defines) is answered where that value
+    already is, instead of sending it whole.
     """
 
-    def __init__(self, functions: tuple[Callable[[str], object], ...], text: str) -> None:
-        self.functions, self.text = functions, text
-        self.values: list[tuple[object]] = []  # the values received (or computed), in order
+    def __init__(
+        self,
+        functions: tuple[Callable[[str], object], ...],
+        text: str,
+        answer: Callable[[str, list[object], object], object] | None = None,
+    ) -> None:
+        self.functions, self.text, self.answer = functions, text, answer
+        self.slots = len(functions) + (answer is not None)  # the values there will be
+        self.places: list[tuple[int, int] | None] = []  # each value received (None: inline)
+        self._values: dict[int, object] = {}
+        self._question: tuple[object] | None = None
         self.pid = 0
-        self._pipe = self._store = -1
+        self._pipe = self._store = self._asks = self._asked = -1
         if len(text) < MIN_FORK_CHARS or not fork_is_safe():
             return
         try:
             store = _unnamed_file()
         except OSError:
             return  # no file to share (too many open): computed inline, when asked for
+        try:
+            asked = _unnamed_file() if answer is not None else -1
+        except OSError:
+            os.close(store)
+            return
         read_end, write_end = os.pipe()
+        asks_read, asks_write = os.pipe() if answer is not None else (-1, -1)
         pid = os.fork()
         if pid == 0:  # the child: compute, send, and leave without running any cleanup
             status = 1
             try:
                 os.close(read_end)
-                _send_each(store, write_end, functions, text)
+                if asks_write >= 0:
+                    os.close(asks_write)
+                values, offset = _send_each(store, write_end, functions, text)
+                if answer is not None:
+                    _answer_once(store, write_end, offset, asks_read, asked, answer, text, values)
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_end)
+        if asks_read >= 0:
+            os.close(asks_read)
         self.pid, self._pipe, self._store = pid, read_end, store
+        self._asks, self._asked = asks_write, asked
 
     def value(self, index: int) -> object:
-        """The ``index``-th function's value: received, or computed here if the child failed
-        (the result never depends on whether a fork happened)."""
-        while len(self.values) <= index:
-            received = self._receive()
-            if received is None:
+        """The ``index``-th value: received, or computed here if the child failed (the result
+        never depends on whether a fork happened)."""
+        while len(self.places) <= index:
+            place = self._next_place()
+            if place is None:
                 self.close()
-                received = (self.functions[len(self.values)](self.text),)
-            self.values.append(received)
-        if len(self.values) == len(self.functions):
+                self._values[len(self.places)] = self._computed(len(self.places))
+            self.places.append(place)
+        if index not in self._values:
+            place = self.places[index]
+            assert place is not None  # a value computed here is kept when computed
+            self._values[index] = self._load(*place)
+        if len(self.places) == self.slots:
             self.close()  # every value is here: reap the child
-        return self.values[index][0]
+            if len(self._values) == self.slots:
+                self._close_store()  # and every value read from the shared file
+        return self._values[index]
+
+    @property
+    def asked(self) -> bool:
+        """Whether its question was asked."""
+        return self._question is not None
+
+    def ask(self, question: object) -> None:
+        """Send the question that ``answer`` answers (once: its answer is the last value)."""
+        if self.answer is None or self._question is not None:
+            raise RuntimeError("this child answers one question, once")
+        self._question = (question,)
+        if self._asks < 0:
+            return  # answered here, when its answer is asked for
+        try:
+            payload = pickle.dumps(question, protocol=pickle.HIGHEST_PROTOCOL)
+            _write_at(self._asked, 0, payload)  # a file: a pipe would wait for the child
+            os.write(self._asks, _PLACE.pack(0, len(payload)))
+        except OSError:
+            self.close()  # the child is gone: answered here
 
     def close(self) -> None:
-        """Stop the child if it is still running, and reap it."""
+        """Stop the child if it is still running, and reap it. The values it sent stay
+        readable (each is unpickled when first asked for) until this object goes."""
         if self.pid:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
             self.pid = 0
-        for fd in (self._pipe, self._store):
+        for fd in (self._pipe, self._asks, self._asked):
             if fd >= 0:
                 os.close(fd)
-        self._pipe = self._store = -1
+        self._pipe = self._asks = self._asked = -1
 
-    def _receive(self) -> tuple[object] | None:
-        """The next value from the child, or ``None`` where it sent none (it failed)."""
+    def __del__(self) -> None:
+        self.close()
+        self._close_store()
+
+    def _close_store(self) -> None:
+        if self._store >= 0:
+            os.close(self._store)
+            self._store = -1
+
+    def _computed(self, index: int) -> object:
+        if index < len(self.functions):
+            return self.functions[index](self.text)
+        if self._question is None or self.answer is None:
+            raise RuntimeError("an answer was asked for before its question")
+        values = [self.value(k) for k in range(len(self.functions))]
+        return self.answer(self.text, values, self._question[0])
+
+    def _next_place(self) -> tuple[int, int] | None:
+        """Where the child put its next value, or ``None`` where it sent none (it failed)."""
         if self._pipe < 0:
             return None
+        if len(self.places) == len(self.functions) and self._question is None:
+            raise RuntimeError("an answer was asked for before its question")
         place = _read_exactly(self._pipe, _PLACE.size)
         if len(place) < _PLACE.size:
             return None
         offset, size = _PLACE.unpack(place)
         if os.fstat(self._store).st_size < offset + size:
             return None
+        return offset, size
+
+    def _load(self, offset: int, size: int) -> object:
         # Mapped, not read: the pickle is unpickled from the child's pages themselves (a
         # copy of a few MB into fresh memory first cost as much as the unpickling).
         with (
             mmap.mmap(self._store, offset + size, access=mmap.ACCESS_READ) as mapped,
             memoryview(mapped) as view,
         ):
-            return (pickle.loads(view[offset : offset + size]),)
+            return pickle.loads(view[offset : offset + size])
 
 
 #: Where a value's pickle lies in the shared file: its offset and length.
@@ -120,17 +195,48 @@ def _unnamed_file() -> int:
 
 def _send_each(
     store: int, pipe: int, functions: tuple[Callable[[str], object], ...], text: str
-) -> None:
+) -> tuple[list[object], int]:
     """In the child: each function's value written to ``store``, and where it lies to
-    ``pipe`` (a message of a few bytes, which never waits for the reader)."""
+    ``pipe`` (a message of a few bytes, which never waits for the reader); the values, and
+    where the next one would go."""
+    values: list[object] = []
     offset = 0
     for function in functions:
-        payload = memoryview(pickle.dumps(function(text), protocol=pickle.HIGHEST_PROTOCOL))
-        written = 0
-        while written < len(payload):
-            written += os.pwrite(store, payload[written:], offset + written)
+        values.append(function(text))
+        payload = pickle.dumps(values[-1], protocol=pickle.HIGHEST_PROTOCOL)
+        _write_at(store, offset, payload)
         os.write(pipe, _PLACE.pack(offset, len(payload)))
         offset += len(payload)
+    return values, offset
+
+
+def _answer_once(
+    store: int,
+    pipe: int,
+    offset: int,
+    asks: int,
+    asked: int,
+    answer: Callable[[str, list[object], object], object],
+    text: str,
+    values: list[object],
+) -> None:
+    """In the child: wait for the question (none comes where the parent closes ``asks``),
+    and send its answer as the next value."""
+    place = _read_exactly(asks, _PLACE.size)
+    if len(place) < _PLACE.size:
+        return
+    at, size = _PLACE.unpack(place)
+    question = pickle.loads(os.pread(asked, size, at))
+    payload = pickle.dumps(answer(text, values, question), protocol=pickle.HIGHEST_PROTOCOL)
+    _write_at(store, offset, payload)
+    os.write(pipe, _PLACE.pack(offset, len(payload)))
+
+
+def _write_at(fd: int, offset: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    written = 0
+    while written < len(view):
+        written += os.pwrite(fd, view[written:], offset + written)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -153,7 +259,7 @@ class Pending(Generic[T]):
 
     def __init__(self, child: _Child, index: int) -> None:
         self._child, self._index = child, index
-        if not child.pid and index == 0 and not child.values:
+        if not child.pid and index == 0 and not child.places:
             child.value(0)  # not forked: the first value is computed at once, as a child would
 
     def __call__(self) -> T:
@@ -162,13 +268,23 @@ class Pending(Generic[T]):
     @property
     def in_child(self) -> bool:
         """Whether a forked child computes the value (not yet sent, or not yet read)."""
-        return bool(self._child.pid) and len(self._child.values) <= self._index
+        return bool(self._child.pid) and len(self._child.places) <= self._index
 
     def close(self) -> None:
         """Stop the child if this value, or one computed after it, was never asked for (an
         error came first, or it was not needed); a later call computes the value inline."""
-        if len(self._child.values) < len(self._child.functions):
+        if len(self._child.places) < self._child.slots:
             self._child.close()
+
+    def ask(self, question: object) -> Pending[object] | None:
+        """The answer to ``question`` from the child that computes this value (see
+        ``in_background_then``'s ``answer``), started now; ``None`` where it answers none, or
+        was asked already."""
+        child = self._child
+        if child.answer is None or child.asked:
+            return None
+        child.ask(question)
+        return Pending(child, child.slots - 1)
 
 
 def in_background(function: Callable[[str], T], text: str) -> Pending[T]:
@@ -177,12 +293,17 @@ def in_background(function: Callable[[str], T], text: str) -> Pending[T]:
 
 
 def in_background_then(
-    function: Callable[[str], T], then: Callable[[str], U], text: str
+    function: Callable[[str], T],
+    then: Callable[[str], U],
+    text: str,
+    answer: Callable[[str, list[object], object], object] | None = None,
 ) -> tuple[Pending[T], Pending[U]]:
     """Start ``function(text)``, and ``then(text)`` after it in the same child: the first
     value is sent as soon as it is known, the second may be asked for or closed later
-    (inline, ``then`` runs only when its value is asked for)."""
-    child = _Child((function, then), text)
+    (inline, ``then`` runs only when its value is asked for). With ``answer``, the child
+    then answers one question about them: ``Pending.ask`` on either returns
+    ``answer(text, [value, then's value], question)``."""
+    child = _Child((function, then), text, answer)
     return Pending(child, 0), Pending(child, 1)
 
 

@@ -51,6 +51,15 @@ def names_of(text: str) -> TextNames:
     return text_names(text)
 
 
+def answer_names(text: str, values: list[object], question: object) -> object:
+    """``hlonames.answer_about`` the names ``names_of`` read (the child's last value)."""
+    from jaxinspect.textdiff.hlonames import TextNames, answer_about
+
+    names = values[-1]
+    assert isinstance(names, TextNames)
+    return answer_about(names, question)
+
+
 #: The count ``prestart_count`` started, until ``start_count`` takes it for the same paths.
 _prestarted: EarlyCount | None = None
 
@@ -93,7 +102,8 @@ def start_count(old: Path, new: Path) -> EarlyCount | None:
         return None
     if guess_stage(text) != "hlo" or not will_fork(text):
         return None
-    return EarlyCount(old, new, text, *in_background_then(count_parts, names_of, terminated(text)))
+    pending = in_background_then(count_parts, names_of, terminated(text), answer_names)
+    return EarlyCount(old, new, text, *pending)
 
 
 def guess_stage(text: str) -> str:

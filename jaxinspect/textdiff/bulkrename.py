@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from jaxinspect.textdiff.hlonames import (
     DEFINES,
     HEADER_PARAM,
     HEADS,
     NAME,
+    NamesAnswer,
     TextNames,
+    answer_about,
     callee_counts,
 )
 from jaxinspect.textdiff.hlospans import computation_spans
@@ -155,8 +157,12 @@ def _undo(
     clashes |= moved.keys() - {*DEFINES.findall(region), *computations}  # defined elsewhere
     if clashes:
         return clashes
-    # The text rewritten and diffed again before the whole old text's names are asked for:
-    # they are read in a forked child, which may still be at it, and they seldom refuse.
+    renamed_computations = set(computations) & moved.keys()
+    # What the whole old text's names must tell (a renamed computation called from a line
+    # not rewritten here, a new name that a line elsewhere defines) is asked now, of the
+    # child that reads them where it can: it answers while the text is rewritten and diffed
+    # again, and only the answer comes back, not its 150,000 names.
+    answer = _asked(names, kept_targets, renamed_computations)
     pieces: list[str] = []
     stretches: list[Stretch] = []
     at = length = 0  # in the old text, and the length of the text made so far
@@ -174,17 +180,27 @@ def _undo(
     pieces.append(a[at:])
     text = "".join(pieces)
     rest = rediffed(plain, text, stretches)
-    # The whole old text: a renamed computation called from a line not rewritten here, or a
-    # new name that a line elsewhere defines.
-    whole = names()
-    renamed_computations = set(computations) & moved.keys()
-    if renamed_computations:
-        called = callee_counts(region, renamed_computations)
-        clashes = {c for c in renamed_computations if whole.callees[c] > called[c]}
-    clashes |= whole.defined_among(kept_targets)
+    called = callee_counts(region, renamed_computations) if renamed_computations else {}
+    whole = answer()
+    clashes = {c for c in renamed_computations if whole.callees.get(c, 0) > called.get(c, 0)}
+    clashes |= whole.defined
     if clashes:
         return clashes
     return BulkRenaming(text, moved, rest)
+
+
+def _asked(
+    names: Callable[[], TextNames], wanted: set[str], computations: set[str]
+) -> Callable[[], NamesAnswer]:
+    """The answer about ``wanted`` names and ``computations`` (``hlonames.answer_about``):
+    asked of the forked child reading the names where ``names`` is one that answers
+    (``Pending.ask``; once per child), else read off the names themselves."""
+    question = (frozenset(wanted), frozenset(computations))
+    ask = getattr(names, "ask", None)
+    pending = ask(question) if callable(ask) else None
+    if pending is not None:
+        return lambda: cast(NamesAnswer, pending())
+    return lambda: answer_about(names(), question)
 
 
 def renamed_names(names: TextNames, renaming: dict[str, str]) -> TextNames:

@@ -4,10 +4,10 @@ of a whole old text that a renaming must respect (no jax import)."""
 from __future__ import annotations
 
 import re
-from array import array
 from collections import Counter
 from collections.abc import Container
 from functools import cache
+from typing import NamedTuple, cast
 
 #: ``%name = ...`` (an instruction) and ``%name (p: f32[]) -> ... {`` (a computation).
 INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = ")
@@ -33,11 +33,9 @@ class TextNames:
     line, kept as one string: a forked child sends it back in a few milliseconds), and how
     often each computation is named as a callee.
 
-    ``hashes``, where given, are ``hash(name)`` of each defined name (``array("q")`` bytes),
-    computed by the process that read the text: a forked child shares this process's string
-    hashing, so a few thousand names are looked up among 150,000 without making a string of
-    each (``defined_among``). ``stamp`` is that process's ``hash`` of a fixed string: hashes
-    made under another seed are not used.
+    ``listed``, where given, are the defined names as found (a list): the process that read
+    them looks names up there without splitting the joined string again. It is not pickled
+    (a child sends the joined string only).
     """
 
     def __init__(
@@ -45,13 +43,15 @@ class TextNames:
         joined_defined: str,
         callees: Counter[str],
         defined: Container[str] | None = None,
-        hashes: bytes | None = None,
-        stamp: int | None = None,
+        listed: list[str] | None = None,
     ) -> None:
         self.joined_defined = joined_defined
         self.callees = callees
         self._defined = defined
-        self._hashes, self._stamp = hashes, stamp
+        self._listed = listed
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_listed": None}
 
     def defined(self) -> Container[str]:
         """The names that lines of the text define (made once, when first asked for)."""
@@ -64,31 +64,26 @@ class TextNames:
         fraction of the cost of making the set of all (a large text defines 150,000)."""
         if self._defined is not None:
             return {name for name in names if name in self._defined}
-        if not self.joined_defined:
-            return set()
-        if self._hashes is None or self._stamp != hash_stamp():
-            return names.intersection(self.joined_defined.split("\n"))
-        by_hash: dict[int, list[str]] = {}
-        for name in names:
-            by_hash.setdefault(hash(name), []).append(name)
-        hits = by_hash.keys() & array("q", self._hashes)
-        maybe = [name for found in hits for name in by_hash[found]]
-        if len(maybe) > _CONFIRMED_ONE_BY_ONE:
-            return set(maybe).intersection(self.joined_defined.split("\n"))
-        lines = f"\n{self.joined_defined}\n" if maybe else ""
-        return {name for name in maybe if f"\n{name}\n" in lines}  # equal hashes, or names
+        if self._listed is not None:
+            return names.intersection(self._listed)
+        return names.intersection(self.joined_defined.split("\n")) if self.joined_defined else set()
 
 
-#: Names whose hash a defined name has are confirmed one by one (a search of the joined
-#: names each) up to this many; more (a clash is rare, and ends a bulk renaming) are looked
-#: up in the set of all.
-_CONFIRMED_ONE_BY_ONE = 8
+class NamesAnswer(NamedTuple):
+    """What a bulk renaming asks of the whole old text's names (``answer_about``): which of
+    its new names the text defines, and how often the text names each of its renamed
+    computations as a callee."""
+
+    defined: frozenset[str]
+    callees: dict[str, int]
 
 
-def hash_stamp() -> int:
-    """This process's ``hash`` of a fixed string: equal in processes whose string hashes are
-    (a forked child and its parent)."""
-    return hash("jaxinspect.textdiff.hlonames")
+def answer_about(names: TextNames, question: object) -> NamesAnswer:
+    """The answer to ``(names asked, computations asked)`` from the text's ``names``: asked of
+    the child that read them, which sends this instead of all 150,000 names."""
+    wanted, computations = cast(tuple[frozenset[str], frozenset[str]], question)
+    callees = {name: names.callees[name] for name in computations if name in names.callees}
+    return NamesAnswer(frozenset(names.defined_among(set(wanted))), callees)
 
 
 def text_names(text: str) -> TextNames:
@@ -99,8 +94,7 @@ def text_names(text: str) -> TextNames:
     defined = instruction.findall(text)
     defined += root.findall(text)
     defined += heads.findall(text)
-    hashes = array("q", map(hash, defined)).tobytes()
-    return TextNames("\n".join(defined), callee_counts(text, None), None, hashes, hash_stamp())
+    return TextNames("\n".join(defined), callee_counts(text, None), None, defined)
 
 
 def _patterns_for(text: str) -> tuple[re.Pattern[str], ...]:
