@@ -124,8 +124,12 @@ def _common_prefix(a: str, pa: int, b: str, pb: int) -> int:
 def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int, int]:
     """Lines from ``pa``/``pb`` on and the nearest ``(p, q)`` in them where the texts agree.
 
-    Nearest means the smallest ``p + q`` found within a window that quadruples until a point
+    Nearest means the smallest ``p + q`` found within a window that doubles until a point
     is found or both texts are exhausted (then ``p``, ``q`` are all their remaining lines).
+    The window that finds a point costs most (its lines past the point, which agree, are all
+    indexed): doubling, not quadrupling, keeps it at most twice the change (a renamed
+    computation of 337 lines is found in a window of 512, not 1,024: 43 -> 34 ms for the
+    first line diff of a 200,000-line pair with 30 renamed layers).
     """
     # Most changes are a line or two: look near first. An agreement closer than the quick
     # window (``p + q`` below it) is the nearest in any larger one too, since every nearer
@@ -147,7 +151,7 @@ def _resync(a: str, pa: int, b: str, pb: int) -> tuple[list[str], list[str], int
             return a_lines, b_lines, best[0], best[1]
         if len(a_lines) <= window and len(b_lines) <= window:
             return a_lines, b_lines, len(a_lines), len(b_lines)
-        window *= 4
+        window *= 2
 
 
 def _nearest_agreement(a: list[str], b: list[str], a_hi: int, b_hi: int) -> tuple[int, int] | None:
