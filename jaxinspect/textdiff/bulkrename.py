@@ -32,11 +32,11 @@ from jaxinspect.textdiff.hlonames import (
     DEFINES,
     HEADER_PARAM,
     HEADS,
-    NAME,
     NamesAnswer,
     TextNames,
     answer_about,
     callee_counts,
+    names_in,
 )
 from jaxinspect.textdiff.hlospans import computation_spans
 from jaxinspect.textdiff.linediff import LineDiff
@@ -137,8 +137,7 @@ def _undo(
     touched = [
         change
         for change in found.diff
-        if id(change) in pure
-        or not moved.keys().isdisjoint(NAME.findall("\n".join(change.removed)))
+        if id(change) in pure or not moved.keys().isdisjoint(_names("\n".join(change.removed)))
     ]
     # The checks first, with names found (not yet replaced): most rounds that fail, fail here.
     spans = _spans(a, touched)
@@ -254,7 +253,7 @@ def _clashes(text: str, moved: dict[str, str], kept_targets: set[str]) -> set[st
     """The names in lines around the renamed changes that clash with the renaming: a name that
     stays and is also a renamed value's new name, or a header's bare parameter name that the
     renaming would change (bare names are left to the line-by-line pass)."""
-    out = kept_targets.intersection(NAME.findall(text))
+    out = kept_targets.intersection(_names(text))
     if text.startswith(("%", "ENTRY %")) or "\n%" in text or "\nENTRY %" in text:
         for header in _HEADER_LINE.findall("\n" + text):
             for match in HEADER_PARAM.finditer(header):
@@ -264,9 +263,13 @@ def _clashes(text: str, moved: dict[str, str], kept_targets: set[str]) -> set[st
     return out
 
 
+def _names(text: str) -> list[str]:
+    return names_in(text).findall(text)
+
+
 def _rewritten(text: str, moved: dict[str, str]) -> str:
     """Lines around the renamed changes with the renaming applied."""
-    parts = NAME.split(text)
+    parts = names_in(text).split(text)
     names = parts[1::2]
     if not names or moved.keys().isdisjoint(names):
         return text

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate
 from typing import NamedTuple
 
-from jaxinspect.textdiff.hlonames import DEFINES, NAME
+from jaxinspect.textdiff.hlonames import DEFINES, names_in
 from jaxinspect.textdiff.linediff import LineDiff, diff_lines
 from jaxinspect.textdiff.linematch import Change
 
@@ -180,10 +180,12 @@ def _names_alike(change: Change) -> _Pair | None:
     of each side), or ``None``."""
     if not change.removed or len(change.removed) != len(change.added):
         return None
-    before = NAME.split("\n".join(change.removed))
+    removed = "\n".join(change.removed)
+    before = names_in(removed).split(removed)
     if len(before) < 3:
         return None  # no names
-    after = NAME.split("\n".join(change.added))
+    added = "\n".join(change.added)
+    after = names_in(added).split(added)
     if len(after) != len(before) or before[::2] != after[::2]:
         return None
     return before[1::2], after[1::2]
@@ -261,7 +263,7 @@ class _Cut:
 
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")[:-1]
-        parts = NAME.split(text)
+        parts = names_in(text).split(text)
         self.skeleton = _CUT.join(parts[::2])
         self._names = parts[1::2]
         #: Where each line's names start among all the names.
