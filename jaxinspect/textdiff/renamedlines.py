@@ -79,12 +79,23 @@ def _pieces(
     plain: LineDiff, groups: list[list[Change]], alike: list[list[_Pair | None]]
 ) -> Iterator[_Pieces]:
     """Each run of nearby changes with their names paired where they differ in names alone,
-    a run that holds an edit cut again (``_realigned``)."""
+    the part of a run from its first change that does not to its last, with one change
+    either side, cut again (``_realigned``): the changes farther off pair already (a renamed
+    layer with one edited computation realigns three computations, not its 40), and an edit
+    shifts the line diff's pairing by at most a neighbour (with none either side, a deleted
+    line's name went unpaired in a 400,000-line pair)."""
     for group, pairs in zip(groups, alike, strict=True):
-        if any(pair is None for pair in pairs) and _realignable(group):
-            yield _realigned(plain.a, plain.b, group)
-        else:
-            yield list(zip(group, pairs, strict=True))
+        unpaired = [k for k, pair in enumerate(pairs) if pair is None]
+        if unpaired:
+            lo, hi = max(unpaired[0] - 1, 0), unpaired[-1] + 2
+            if _realignable(group[lo:hi]):
+                yield [
+                    *zip(group[:lo], pairs[:lo], strict=True),
+                    *_realigned(plain.a, plain.b, group[lo:hi]),
+                    *zip(group[hi:], pairs[hi:], strict=True),
+                ]
+                continue
+        yield list(zip(group, pairs, strict=True))
 
 
 def _collected(groups: Iterable[_Pieces]) -> RenamedChanges | None:
