@@ -140,8 +140,11 @@ class _Child:
         self._pipe = self._asks = self._asked = -1
 
     def __del__(self) -> None:
-        self.close()
-        self._close_store()
+        try:
+            self.close()
+            self._close_store()
+        except Exception:  # noqa: BLE001  # at interpreter exit os may be gone; the kernel closes
+            pass
 
     def _close_store(self) -> None:
         if self._store >= 0:
@@ -226,7 +229,13 @@ def _answer_once(
     if len(place) < _PLACE.size:
         return
     at, size = _PLACE.unpack(place)
-    question = pickle.loads(os.pread(asked, size, at))
+    payload = b""
+    while len(payload) < size:
+        chunk = os.pread(asked, size - len(payload), at + len(payload))
+        if not chunk:
+            return  # never here: the parent wrote the question before saying where it lies
+        payload += chunk
+    question = pickle.loads(payload)
     payload = pickle.dumps(answer(text, values, question), protocol=pickle.HIGHEST_PROTOCOL)
     _write_at(store, offset, payload)
     os.write(pipe, _PLACE.pack(offset, len(payload)))
