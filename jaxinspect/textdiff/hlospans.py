@@ -110,8 +110,7 @@ def _touched_ranges(text: str, changes: Iterable[Change], side: str) -> list[tup
         if side == "a":
             lo, hi, pos, end = c.a_lo, c.a_hi, c.a_pos, c.a_end
         else:
-            lo, hi, pos = c.b_lo, c.b_hi, c.b_pos
-            end = pos + sum(len(line) + 1 for line in c.added)
+            lo, hi, pos, end = c.b_lo, c.b_hi, c.b_pos, c.b_end
         if hi > lo:
             first, last_end, number = pos, end, lo
         else:

@@ -50,6 +50,11 @@ class Change:
     removed: tuple[str, ...]
     added: tuple[str, ...]
 
+    @property
+    def b_end(self) -> int:
+        """Where line ``b_hi`` starts in the new text (the end of the added lines)."""
+        return self.b_pos + sum(map(len, self.added)) + len(self.added)
+
 
 def line_changes(a: str, b: str) -> list[Change]:
     """The changed line runs between terminated texts ``a`` and ``b``, in order."""

@@ -35,6 +35,7 @@ def rediffed(plain: LineDiff, text: str, stretches: list[Stretch]) -> LineDiff:
     shift = 0  # offset in ``text`` minus offset in ``a``, past the groups done
     b_shift = lines_shift = 0  # offset and line in ``b`` minus those in ``a``, likewise
     for start, end, grown, changes in _groups(plain.changes, stretches):
+        changes_grown = sum(_grown(c) for c in changes)
         if grown is None:  # no stretch: the old changes stand
             out.extend(replace(c, a_pos=c.a_pos + shift, a_end=c.a_end + shift) for c in changes)
         else:
@@ -47,7 +48,7 @@ def rediffed(plain: LineDiff, text: str, stretches: list[Stretch]) -> LineDiff:
             )
             t_start, b_start = start + shift, start + b_shift
             t_end = end + shift + grown
-            b_end = end + b_shift + sum(_grown(c) for c in changes)
+            b_end = end + b_shift + changes_grown
             out.extend(
                 Change(
                     c.a_lo + line,
@@ -63,14 +64,14 @@ def rediffed(plain: LineDiff, text: str, stretches: list[Stretch]) -> LineDiff:
                 for c in line_changes(text[t_start:t_end], b[b_start:b_end])
             )
             shift += grown
-        b_shift += sum(_grown(c) for c in changes)
+        b_shift += changes_grown
         lines_shift += sum(len(c.added) - len(c.removed) for c in changes)
     return LineDiff(text, b, tuple(out))
 
 
 def _grown(change: Change) -> int:
     """How many characters longer the new text is for ``change``."""
-    return sum(map(len, change.added)) + len(change.added) - (change.a_end - change.a_pos)
+    return change.b_end - change.b_pos - (change.a_end - change.a_pos)
 
 
 def _groups(

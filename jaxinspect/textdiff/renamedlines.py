@@ -12,7 +12,7 @@ becomes a change of its own and only the edited lines are left over.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from itertools import accumulate
 from typing import NamedTuple
 
@@ -125,18 +125,21 @@ def worth_undoing(found: RenamedChanges) -> bool:
     ``_FRESH``), which clashed in every real renumbering tried. ``_mostly_fresh`` of its
     renaming, whose pairs are distinct already (one per old name)."""
     renaming = found.renaming
-    moved = [new for old, new in renaming.items() if old != new]
-    fresh = {new for new in moved if new not in renaming}
-    return bool(moved) and len(fresh) >= _FRESH * len(moved)
+    return _fresh_enough([new for old, new in renaming.items() if old != new], renaming)
 
 
 def _mostly_fresh(pairs: set[tuple[str, str]]) -> bool:
     """Whether, of the distinct (old name, new name) ``pairs`` that rename, enough give a
     new name that no old name has (``_FRESH``)."""
-    moved = {(old, new) for old, new in pairs if old != new}
     olds = {old for old, _ in pairs}  # names kept as they are count as old ones too
-    fresh = {new for _, new in moved if new not in olds}
-    return bool(moved) and len(fresh) >= _FRESH * len(moved)
+    return _fresh_enough([new for old, new in pairs if old != new], olds)
+
+
+def _fresh_enough(news: list[str], olds: Container[str]) -> bool:
+    """Whether enough of ``news`` (the new name of each distinct pair that renames) are
+    names no old name has (``_FRESH``)."""
+    fresh = {new for new in news if new not in olds}
+    return bool(news) and len(fresh) >= _FRESH * len(news)
 
 
 def _defines_mostly_fresh(plain: LineDiff) -> bool:
@@ -145,9 +148,7 @@ def _defines_mostly_fresh(plain: LineDiff) -> bool:
     slices of the texts)."""
     a, b = plain.a, plain.b
     removed = "".join(a[c.a_pos : c.a_end] for c in plain.changes)
-    added = "".join(
-        b[c.b_pos : c.b_pos + sum(map(len, c.added)) + len(c.added)] for c in plain.changes
-    )
+    added = "".join(b[c.b_pos : c.b_end] for c in plain.changes)
     before, after = set(DEFINES.findall("\n" + removed)), set(DEFINES.findall("\n" + added))
     return bool(after) and len(after - before) >= _FRESH * len(after)
 
@@ -231,8 +232,7 @@ def _realigned(a: str, b: str, group: list[Change]) -> _Pieces:
     agree once names are cut out: each such stretch a change with its names paired, each
     stretch that disagrees a change without. ``group`` itself where no stretch agrees."""
     first, last = group[0], group[-1]
-    b_end = last.b_pos + sum(len(line) + 1 for line in last.added)
-    old, new = _Cut(a[first.a_pos : last.a_end]), _Cut(b[first.b_pos : b_end])
+    old, new = _Cut(a[first.a_pos : last.a_end]), _Cut(b[first.b_pos : last.b_end])
     skeletons = diff_lines(old.skeleton, new.skeleton)
     old_at = list(accumulate((len(line) + 1 for line in old.lines), initial=first.a_pos))
     new_at = list(accumulate((len(line) + 1 for line in new.lines), initial=first.b_pos))
