@@ -20,9 +20,11 @@ from jaxinspect.inputs.target import load_target
 from jaxinspect.snapshot.background import MIN_FORK_CHARS, fork_is_safe, in_background
 from jaxinspect.snapshot.capture import capture_snapshot
 from jaxinspect.snapshot.loose import hlo_counts_pair, loose_pair, text_op_counts
+from jaxinspect.snapshot.loosefile import count_parts, names_of
 from jaxinspect.snapshot.store import load_sides
 from jaxinspect.stages.runner import InspectOptions, run_inspection
 from jaxinspect.textdiff import linematch
+from jaxinspect.textdiff.hlonames import text_names
 from jaxinspect.textdiff.linediff import diff_lines, text_hunks, unified_hunks
 from jaxinspect.xla.hlocount import count_hlo, counts_after, find_bodies
 from jaxinspect.xla.hloscan import FUSED_CALL, HEADER, KIND_CALL, OPCODE, fusion_calls
@@ -135,6 +137,19 @@ def test_many_computations_unfused_at_once(hlo_texts: dict[str, str]) -> None:
     assert counts_after(count_hlo(diff.a), diff.a, diff.b, diff.changes) == count_hlo(new).ops
 
 
+@pytest.mark.parametrize("flavour", ["normalized", "raw"])
+def test_names_read_after_the_count_are_those_read_alone(
+    hlo_texts: dict[str, str], flavour: str
+) -> None:
+    # The child that counted the old text reads its names with the computations the count
+    # found (``loosefile.names_of``): on compiler output, the names read from scratch.
+    whole = hlo_texts[flavour]
+    alone = text_names(whole)
+    after = names_of(whole, count_parts(whole))
+    assert (after.joined_defined, after.callees) == (alone.joined_defined, alone.callees)
+    assert alone.joined_defined.count("\n") > 100  # a module of many names
+
+
 def _entry_first(text: str) -> str:
     return text.replace("\nENTRY %", "\n%", 1).replace("\n%", "\nENTRY %", 1)
 
@@ -185,20 +200,35 @@ except ValueError as exc:  # the child's failure is the parent's to report, not 
 def answer(text, values, question):
     return os.getpid(), values, question
 
-first, second = background.in_background_then(lambda text: 1, len, old, answer)
+def length(text, one):  # the second value is given the first
+    return len(text) + one
+
+first, second = background.in_background_then(lambda text: 1, length, old, answer)
+first()
 reply = second.ask("which?")
 assert reply is not None and first.ask("again?") is None  # one question, once
-assert reply()[0] != os.getpid() and reply()[1:] == ([1, len(old)], "which?")
-assert second() == len(old) and first() == 1  # its values, still read after the answer
+assert reply()[0] != os.getpid() and reply()[1:] == ([1, len(old) + 1], "which?")
+assert second() == len(old) + 1 and first() == 1  # its values, still read after the answer
+# A question waiting when the last value is known is answered first: the parent waits.
+def slowly(text, one):
+    import time
+    time.sleep(0.3)
+    return one + 1
+
+first, second = background.in_background_then(lambda text: 1, slowly, old, answer)
+reply = second.ask("which?")
+assert reply()[0] != os.getpid() and reply()[1:] == ([1, 2], "which?")
+assert second.in_child  # answered before the last value was sent
+assert second() == 2 and not second.in_child
 # Stopped before its question: answered here, the same way.
-first, second = background.in_background_then(lambda text: 1, len, old, answer)
+first, second = background.in_background_then(lambda text: 1, length, old, answer)
 second()
 first.close()
 reply = second.ask("which?")
-assert reply is not None and reply() == (os.getpid(), [1, len(old)], "which?")
+assert reply is not None and reply() == (os.getpid(), [1, len(old) + 1], "which?")
 # Too small to fork: answered here.
-first, second = background.in_background_then(lambda text: 1, len, "small", answer)
-assert second.ask("which?")() == (os.getpid(), [1, 5], "which?")
+first, second = background.in_background_then(lambda text: 1, length, "small", answer)
+assert second.ask("which?")() == (os.getpid(), [1, 6], "which?")
 del first, second, reply
 
 def unreadable():

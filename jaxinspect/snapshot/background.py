@@ -11,14 +11,14 @@ such a process), other Python threads, or a small input.
 
 from __future__ import annotations
 
+import _thread
 import mmap
 import os
 import pickle
+import select
 import signal
 import struct
 import sys
-import tempfile
-import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
@@ -29,9 +29,14 @@ U = TypeVar("U")
 MIN_FORK_CHARS = 1_000_000
 
 
+#: One value a child computes: a function of the text and of the values computed before it.
+Step = Callable[[str, list[object]], object]
+
+
 class _Child:
-    """A forked child computing ``functions`` of one text in turn, or their values computed
-    inline, when asked for, where forking is unsafe or not worth it.
+    """A forked child computing ``functions`` of one text in turn (each given the values
+    before it), or their values computed inline, when asked for, where forking is unsafe or
+    not worth it.
 
     Each value's pickle goes to an unnamed file the two processes share, and only where it
     lies to a pipe: a pipe holds 64 KiB, and a value written there would wait until this
@@ -41,18 +46,20 @@ class _Child:
     With ``answer``, the child then waits for one question (``ask``) and sends
     ``answer(text, values, question)`` as one more value: a question about a large value
     (which of a few thousand names the old text defines) is answered where that value
-    already is, instead of sending it whole.
+    already is, instead of sending it whole. A question that is already waiting when the last
+    value is known is answered before that value is sent: the parent is waiting for it. So
+    each value's place names its slot, and values may arrive out of order.
     """
 
     def __init__(
         self,
-        functions: tuple[Callable[[str], object], ...],
+        functions: tuple[Step, ...],
         text: str,
         answer: Callable[[str, list[object], object], object] | None = None,
     ) -> None:
         self.functions, self.text, self.answer = functions, text, answer
         self.slots = len(functions) + (answer is not None)  # the values there will be
-        self.places: list[tuple[int, int] | None] = []  # each value received (None: inline)
+        self.places: dict[int, tuple[int, int]] = {}  # slot -> where the child put its value
         self._values: dict[int, object] = {}
         self._question: tuple[object] | None = None
         self.pid = 0
@@ -77,9 +84,7 @@ class _Child:
                 os.close(read_end)
                 if asks_write >= 0:
                     os.close(asks_write)
-                values, offset = _send_each(store, write_end, functions, text)
-                if answer is not None:
-                    _answer_once(store, write_end, offset, asks_read, asked, answer, text, values)
+                _serve(store, write_end, functions, text, (asks_read, asked, answer))
                 status = 0
             finally:
                 os._exit(status)
@@ -92,16 +97,18 @@ class _Child:
     def value(self, index: int) -> object:
         """The ``index``-th value: received, or computed here if the child failed (the result
         never depends on whether a fork happened)."""
-        while len(self.places) <= index:
-            place = self._next_place()
-            if place is None:
-                self.close()
-                self._values[len(self.places)] = self._computed(len(self.places))
-            self.places.append(place)
+        if index == len(self.functions) and self._question is None:
+            raise RuntimeError("an answer was asked for before its question")
+        while index not in self.places and index not in self._values:
+            received = self._next_place()
+            if received is None:
+                self.close()  # the child failed or was stopped: what it never sent is
+                self._values[index] = self._computed(index)  # computed here
+                break
+            slot, place = received
+            self.places[slot] = place
         if index not in self._values:
-            place = self.places[index]
-            assert place is not None  # a value computed here is kept when computed
-            self._values[index] = self._load(*place)
+            self._values[index] = self._load(*self.places[index])
         if len(self.places) == self.slots:
             self.close()  # every value is here: reap the child
             if len(self._values) == self.slots:
@@ -123,7 +130,7 @@ class _Child:
         try:
             payload = pickle.dumps(question, protocol=pickle.HIGHEST_PROTOCOL)
             _write_at(self._asked, 0, payload)  # a file: a pipe would wait for the child
-            os.write(self._asks, _PLACE.pack(0, len(payload)))
+            os.write(self._asks, _PLACE.pack(0, 0, len(payload)))
         except OSError:
             self.close()  # the child is gone: answered here
 
@@ -153,25 +160,23 @@ class _Child:
 
     def _computed(self, index: int) -> object:
         if index < len(self.functions):
-            return self.functions[index](self.text)
-        if self._question is None or self.answer is None:
-            raise RuntimeError("an answer was asked for before its question")
+            return self.functions[index](self.text, [self.value(k) for k in range(index)])
+        assert self._question is not None and self.answer is not None  # see ``value``
         values = [self.value(k) for k in range(len(self.functions))]
         return self.answer(self.text, values, self._question[0])
 
-    def _next_place(self) -> tuple[int, int] | None:
-        """Where the child put its next value, or ``None`` where it sent none (it failed)."""
+    def _next_place(self) -> tuple[int, tuple[int, int]] | None:
+        """The slot of the next value the child sent and where it lies, or ``None`` where
+        it sent none (it failed, or was stopped)."""
         if self._pipe < 0:
             return None
-        if len(self.places) == len(self.functions) and self._question is None:
-            raise RuntimeError("an answer was asked for before its question")
         place = _read_exactly(self._pipe, _PLACE.size)
         if len(place) < _PLACE.size:
             return None
-        offset, size = _PLACE.unpack(place)
+        slot, offset, size = _PLACE.unpack(place)
         if os.fstat(self._store).st_size < offset + size:
             return None
-        return offset, size
+        return slot, (offset, size)
 
     def _load(self, offset: int, size: int) -> object:
         # Mapped, not read: the pickle is unpickled from the child's pages themselves (a
@@ -183,8 +188,9 @@ class _Child:
             return pickle.loads(view[offset : offset + size])
 
 
-#: Where a value's pickle lies in the shared file: its offset and length.
-_PLACE = struct.Struct("<QQ")
+#: Which value a child sent and where its pickle lies in the shared file: its slot, offset and
+#: length (a question's place: slot 0).
+_PLACE = struct.Struct("<QQQ")
 
 
 def _unnamed_file() -> int:
@@ -192,25 +198,50 @@ def _unnamed_file() -> int:
     ``memfd_create`` (Linux), else a temporary file removed at once."""
     if hasattr(os, "memfd_create"):
         return os.memfd_create("jaxinspect-diff", os.MFD_CLOEXEC)
+    import tempfile  # here: a few milliseconds before the fork, where it is not needed
+
     with tempfile.TemporaryFile() as file:  # removed on creation where the system allows
         return os.dup(file.fileno())
 
 
-def _send_each(
-    store: int, pipe: int, functions: tuple[Callable[[str], object], ...], text: str
-) -> tuple[list[object], int]:
-    """In the child: each function's value written to ``store``, and where it lies to
-    ``pipe`` (a message of a few bytes, which never waits for the reader); the values, and
-    where the next one would go."""
+def _serve(
+    store: int,
+    pipe: int,
+    functions: tuple[Step, ...],
+    text: str,
+    asking: tuple[int, int, Callable[[str, list[object], object], object] | None],
+) -> None:
+    """In the child: each function's value written to ``store``, and its slot and where it
+    lies to ``pipe`` (a message of a few bytes, which never waits for the reader); then,
+    with an ``answer``, the answer to the one question asked (``asks``, ``asked``): before
+    the last value where the question is already waiting, else after it."""
+    asks, asked, answer = asking
     values: list[object] = []
     offset = 0
-    for function in functions:
-        values.append(function(text))
-        payload = pickle.dumps(values[-1], protocol=pickle.HIGHEST_PROTOCOL)
-        _write_at(store, offset, payload)
-        os.write(pipe, _PLACE.pack(offset, len(payload)))
-        offset += len(payload)
-    return values, offset
+    answered = answer is None
+    for slot, function in enumerate(functions):
+        values.append(function(text, values))
+        if not answered and slot == len(functions) - 1 and _waiting(asks):
+            assert answer is not None
+            offset = _answer_once(store, pipe, offset, asks, asked, answer, text, values)
+            answered = True
+        offset = _send(store, pipe, offset, slot, values[-1])
+    if not answered:
+        assert answer is not None
+        _answer_once(store, pipe, offset, asks, asked, answer, text, values)
+
+
+def _send(store: int, pipe: int, offset: int, slot: int, value: object) -> int:
+    """``value``'s pickle written at ``offset``, and where it lies sent; the next offset."""
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_at(store, offset, payload)
+    os.write(pipe, _PLACE.pack(slot, offset, len(payload)))
+    return offset + len(payload)
+
+
+def _waiting(fd: int) -> bool:
+    """Whether ``fd`` has something to read (or its writer is gone), without waiting."""
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _answer_once(
@@ -222,23 +253,21 @@ def _answer_once(
     answer: Callable[[str, list[object], object], object],
     text: str,
     values: list[object],
-) -> None:
+) -> int:
     """In the child: wait for the question (none comes where the parent closes ``asks``),
-    and send its answer as the next value."""
+    and send its answer in the last slot; the next offset."""
     place = _read_exactly(asks, _PLACE.size)
     if len(place) < _PLACE.size:
-        return
-    at, size = _PLACE.unpack(place)
+        return offset
+    _, at, size = _PLACE.unpack(place)
     payload = b""
     while len(payload) < size:
         chunk = os.pread(asked, size - len(payload), at + len(payload))
         if not chunk:
-            return  # never here: the parent wrote the question before saying where it lies
+            return offset  # never here: the parent wrote the question before saying where
         payload += chunk
     question = pickle.loads(payload)
-    payload = pickle.dumps(answer(text, values, question), protocol=pickle.HIGHEST_PROTOCOL)
-    _write_at(store, offset, payload)
-    os.write(pipe, _PLACE.pack(offset, len(payload)))
+    return _send(store, pipe, offset, len(values), answer(text, values, question))
 
 
 def _write_at(fd: int, offset: int, payload: bytes) -> None:
@@ -277,7 +306,7 @@ class Pending(Generic[T]):
     @property
     def in_child(self) -> bool:
         """Whether a forked child computes the value (not yet sent, or not yet read)."""
-        return bool(self._child.pid) and len(self._child.places) <= self._index
+        return bool(self._child.pid) and self._index not in self._child.places
 
     def close(self) -> None:
         """Stop the child if this value, or one computed after it, was never asked for (an
@@ -298,21 +327,25 @@ class Pending(Generic[T]):
 
 def in_background(function: Callable[[str], T], text: str) -> Pending[T]:
     """Start ``function(text)``; the returned ``Pending`` waits for and returns its value."""
-    return Pending(_Child((function,), text), 0)
+    return Pending(_Child((lambda text, _: function(text),), text), 0)
 
 
 def in_background_then(
     function: Callable[[str], T],
-    then: Callable[[str], U],
+    then: Callable[[str, T], U],
     text: str,
     answer: Callable[[str, list[object], object], object] | None = None,
 ) -> tuple[Pending[T], Pending[U]]:
-    """Start ``function(text)``, and ``then(text)`` after it in the same child: the first
-    value is sent as soon as it is known, the second may be asked for or closed later
-    (inline, ``then`` runs only when its value is asked for). With ``answer``, the child
-    then answers one question about them: ``Pending.ask`` on either returns
+    """Start ``function(text)``, and ``then(text, its value)`` after it in the same child:
+    the first value is sent as soon as it is known, the second may be asked for or closed
+    later (inline, ``then`` runs only when its value is asked for). With ``answer``, the
+    child then answers one question about them: ``Pending.ask`` on either returns
     ``answer(text, [value, then's value], question)``."""
-    child = _Child((function, then), text, answer)
+    child = _Child(
+        (lambda text, _: function(text), lambda text, done: then(text, cast(T, done[0]))),
+        text,
+        answer,
+    )
     return Pending(child, 0), Pending(child, 1)
 
 
@@ -323,9 +356,14 @@ def will_fork(text: str) -> bool:
 
 def fork_is_safe() -> bool:
     """Whether this process may fork a child that runs Python code."""
+    # No other thread started from Python: ``_thread`` counts them without importing
+    # ``threading`` (a millisecond before the fork); ``threading`` also knows foreign threads
+    # that have called into Python, where it is loaded.
+    threading = sys.modules.get("threading")
     return (
         hasattr(os, "fork")
-        and threading.active_count() == 1
+        and _thread._count() == 0
+        and (threading is None or threading.active_count() == 1)
         and "jax" not in sys.modules
         and "jaxlib" not in sys.modules
     )

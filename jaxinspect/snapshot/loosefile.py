@@ -44,11 +44,12 @@ def count_parts(text: str) -> ModuleScan:
     return scan_module(text)
 
 
-def names_of(text: str) -> TextNames:
-    """``hlonames.text_names(text)``, imported here (see ``count_parts``)."""
+def names_of(text: str, parts: ModuleScan) -> TextNames:
+    """``hlonames.text_names(text)``, imported here (see ``count_parts``), with the names of
+    the computations that counting the text (``parts``) found: not searched for again."""
     from jaxinspect.textdiff.hlonames import text_names
 
-    return text_names(text)
+    return text_names(text, parts[2])
 
 
 def answer_names(text: str, values: list[object], question: object) -> object:

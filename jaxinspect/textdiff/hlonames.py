@@ -95,14 +95,22 @@ def answer_about(names: TextNames, question: object) -> NamesAnswer:
     return NamesAnswer(frozenset(names.defined_among(set(wanted))), callees)
 
 
-def text_names(text: str) -> TextNames:
+def text_names(text: str, computations: str | None = None) -> TextNames:
     """The whole text's defined names and callee counts: a few scans of a large text, run
-    beside the matching (``structural_diff``'s ``aside``)."""
+    beside the matching (``structural_diff``'s ``aside``).
+
+    ``computations``, where given, are the names of the text's computations, one per line,
+    as counting it found them (``hloscan.headers``: the same header lines as ``HEADS``
+    finds in XLA's text), so the text is not searched for them again.
+    """
     instruction, root, heads, _, _ = _patterns_for(text)
     # Joined as found (a name twice is no matter): the parent makes the set, once.
     defined = instruction.findall(text)
     defined += root.findall(text)
-    defined += heads.findall(text)
+    if computations is None:
+        defined += heads.findall(text)
+    elif computations:
+        defined += computations.split("\n")
     return TextNames("\n".join(defined), callee_counts(text, None), None, defined)
 
 
