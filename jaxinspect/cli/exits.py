@@ -8,7 +8,6 @@ whole mapping, signals and closed pipes included, is in docs/exit-codes.md.
 
 import errno
 import functools
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,12 +49,12 @@ def outcome_exit_code(outcome: Outcome | None) -> ExitCode:
     return worst_exit_code([found, *outcome.failures])
 
 
-def run_command(body: Callable[[], Outcome | None], debug: bool) -> None:
+def run_command(body: Callable[[], Outcome | None], debug: bool, *, jax_logs: bool = True) -> None:
     """Run a command's ``body`` under ``errors_to_exit_codes``; exit with its outcome's code.
 
     Returns when the code is 0 (typer then exits 0); raises ``SystemExit`` otherwise.
     """
-    with errors_to_exit_codes(debug):
+    with errors_to_exit_codes(debug, jax_logs=jax_logs):
         outcome = body()
     code = outcome_exit_code(outcome)
     if code:
@@ -84,21 +83,26 @@ ENVIRONMENT_ERRNOS = frozenset(
 
 
 @contextmanager
-def errors_to_exit_codes(debug: bool) -> Iterator[None]:
+def errors_to_exit_codes(debug: bool, *, jax_logs: bool = True) -> Iterator[None]:
     """Map jaxinspect's errors to messages on stderr and exit codes; only bugs get tracebacks.
 
     Also: a closed stdout ends the run quietly (141); a full or read-only disk is a one-line
     error (2); and a ``SystemExit``, ``KeyboardInterrupt`` or other ``BaseException`` raised
     by the user's code where no ``pipeline.usercode.user_code`` caught it is exit 3, while
     jaxinspect's own ``SystemExit`` and a real Ctrl-C pass through.
-    """
-    from jaxinspect.process.errtrace import callback_tracebacks_shown, show_callback_tracebacks
-    from jaxinspect.process.nativelog import native_logs_shown, show_native_logs
 
-    # Process-wide switches, put back after: in-process callers (tests, the API) go on.
-    shown = native_logs_shown(), callback_tracebacks_shown()
-    show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
-    show_callback_tracebacks(debug)
+    ``jax_logs``: whether to show JAX's and libtpu's logs with ``--debug`` only; a body that
+    runs no JAX (``diff`` of stored files) passes ``False`` and skips importing ``logging``
+    (about 6 ms of a large ``diff``).
+    """
+    if jax_logs:
+        from jaxinspect.process.errtrace import callback_tracebacks_shown, show_callback_tracebacks
+        from jaxinspect.process.nativelog import native_logs_shown, show_native_logs
+
+        # Process-wide switches, put back after: in-process callers (tests, the API) go on.
+        shown = native_logs_shown(), callback_tracebacks_shown()
+        show_native_logs(debug)  # libtpu's start-up chatter is shown with --debug only
+        show_callback_tracebacks(debug)
     # --debug adds the Python traceback to a message; it never changes the exit code.
     try:
         try:
@@ -129,13 +133,16 @@ def errors_to_exit_codes(debug: bool) -> Iterator[None]:
                 ExitCode.TARGET_FAILED,
             )
     finally:
-        show_native_logs(shown[0])
-        show_callback_tracebacks(shown[1])
+        if jax_logs:
+            show_native_logs(shown[0])
+            show_callback_tracebacks(shown[1])
 
 
 def _traceback_if(debug: bool) -> None:
     """With ``--debug``, the traceback of the exception being handled, on stderr."""
     if debug:
+        import traceback  # on failure only: a few milliseconds of every run otherwise
+
         traceback.print_exc()
 
 
@@ -148,6 +155,8 @@ def _without_debug_advice(hint: str | None) -> str | None:
 
 
 def _internal_error() -> NoReturn:
+    import traceback
+
     traceback.print_exc()
     fail(
         "internal error in jaxinspect (a bug; please report it with the traceback above)",

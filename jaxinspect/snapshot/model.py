@@ -6,7 +6,6 @@ typed decode, and its schema generated from it (``schemas/snapshot-summary.schem
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -279,6 +278,8 @@ def dump_json(data: dict[str, Any]) -> str:
     ``FORMAT_VERSION``, read back by ``store.py``), not a report, and must not change when
     report output does.
     """
+    import json  # here: writing snapshots only, not reading or comparing them
+
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 

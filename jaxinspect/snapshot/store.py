@@ -8,7 +8,6 @@ Writes follow ``commit.py`` (stage, commit, move into place) under the folder's 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -187,6 +186,8 @@ def read_snapshot(folder: Path) -> Snapshot:
         raise UsageError(f"{folder}: not a snapshot (no {SUMMARY_FILE})")
     provenance = None
     if PROVENANCE_FILE in files:
+        import json  # here: a diff of two loose text files reads no JSON
+
         try:
             provenance = provenance_from_dict(json.loads(files[PROVENANCE_FILE]))
         except (ValueError, KeyError, TypeError, AttributeError):

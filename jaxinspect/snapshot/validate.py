@@ -7,7 +7,6 @@ rewrites such a snapshot); one written by a newer jaxinspect is a ``NewerSnapsho
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,8 @@ def parse_summary(
         CorruptSnapshotError: It is not a valid summary.
         NewerSnapshotError: Its ``format_version`` is newer than this jaxinspect reads.
     """
+    import json  # here: a diff of two loose text files reads no JSON
+
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -14,7 +14,6 @@ Texts given here end every line with ``"\\n"`` (see ``terminated``).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -244,6 +243,8 @@ def _squeezed_blocks(
     middle: tuple[tuple[int, int, int], ...] = ()
     a_end, b_end = len(a) - tail, len(b) - tail
     if head < a_end and head < b_end:
+        import difflib  # here: a plain diff never gets this far, and is spared the import
+
         matcher = difflib.SequenceMatcher(None, a[head:a_end], b[head:b_end], autojunk=False)
         middle = tuple((head + x, head + y, n) for x, y, n in matcher.get_matching_blocks() if n)
     return _joined_blocks(

@@ -22,7 +22,6 @@ text. Each dialect's parsing reads the printed text; the tests run it on real co
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Container
@@ -572,6 +571,8 @@ def _by_shape(old: _Side, new: _Side, olds: list[str], news: list[str]) -> dict[
         return mapping
     a = [old.template(n) for n in olds]
     b = [new.template(n) for n in news]
+    import difflib  # here: most diffs never pair names by shape
+
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for x, y, n in matcher.get_matching_blocks():
         for k in range(n):

@@ -131,7 +131,7 @@ def run_diff(args: DiffArgs) -> None:
     from jaxinspect.cli.exits import run_command
 
     try:
-        run_command(lambda: _compare_without_gc(args, early), args.debug)
+        run_command(lambda: _compare_without_gc(args, early), args.debug, jax_logs=False)
     finally:
         if early is not None:
             early.parts.close()  # stops the child where an error came before its value
