@@ -6,6 +6,7 @@ A well-formed ``diff`` of stored files is parsed and run here without importing 
 """
 
 import gc
+import os
 import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
@@ -87,7 +88,21 @@ def _prestart_diff_count(argv: list[str]) -> None:
     if tokens is not None and len(tokens[2]) == 2:
         from jaxinspect.snapshot.loosefile import prestart_count
 
+        if _large(tokens[2][0]):
+            from jaxinspect.process.hugepages import advise_heap
+
+            advise_heap()  # before the files are read: they are the largest allocations
         prestart_count(*tokens[2])
+
+
+def _large(path: str) -> bool:
+    """Whether ``path`` is a file large enough for ``diff`` to count in a forked child."""
+    from jaxinspect.snapshot.background import MIN_FORK_CHARS
+
+    try:
+        return os.stat(path).st_size >= MIN_FORK_CHARS
+    except (OSError, ValueError):
+        return False
 
 
 def _plain_diff(argv: list[str]) -> bool:
