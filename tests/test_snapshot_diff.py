@@ -179,6 +179,40 @@ def test_two_loose_files(run_cli: Callable[..., object], pair: tuple[Path, Path,
     assert "\x1b[32m+" in changed.stdout  # additions in green
 
 
+class _Writes:
+    """A stdout that keeps each write (a system call each, where the report writes through)."""
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_a_long_text_diff_goes_out_in_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jaxinspect.cli.entry import run
+
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("".join(f"line {k} of the old text\n" for k in range(4000)))
+    new.write_text("".join(f"line {k} of the new text\n" for k in range(4000)))
+    stdout = _Writes()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert run(["diff", "--color", "never", str(old), str(new)]) == 1
+    text = "".join(stdout.writes)
+    assert text.count("\n-line ") == text.count("\n+line ") == 4000
+    # About 200,000 characters of diff in a few writes, not one a line.
+    assert len(text) > 200_000 and len(stdout.writes) <= 10
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -261,8 +261,21 @@ def write_text_diffs(console: Any, diffs: "list[SnapshotDiff]", color: ColorMode
 def _write_diffs(diffs: "list[SnapshotDiff]", coloured: bool) -> None:
     from jaxinspect.snapshot.text import colour_diff_line, text_diff_lines
 
-    write = sys.stdout.write
+    # The report stream writes through (``cli.capture``): a write a line was a system call
+    # a line, thousands for a large diff. Lines go out in blocks instead.
+    block: list[str] = []
+    size = 0
     for diff in diffs:
         for change in diff.texts:
             for line in text_diff_lines(change):
-                write(colour_diff_line(line) if coloured else line)
+                block.append(colour_diff_line(line) if coloured else line)
+                size += len(block[-1])
+                if size >= _BLOCK_CHARS:
+                    sys.stdout.write("".join(block))
+                    block, size = [], 0
+    if block:
+        sys.stdout.write("".join(block))
+
+
+#: About what a pipe holds: a reader sees the diff as it is written, in pieces this large.
+_BLOCK_CHARS = 1 << 16
