@@ -269,3 +269,55 @@ def test_the_old_text_s_names_read_aside_give_the_same_diff(
     done = fork_free_python(_ASIDE, tmp_path / "old.txt", tmp_path / "new.txt")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "same, no child left\n"
+
+
+_MANY_ARGUMENTS = """
+def plain(xs):
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = acc + x
+    return acc
+
+
+def scaled(xs):
+    acc = xs[0] * 2.0
+    for x in xs[1:]:
+        acc = acc + x
+    return acc
+"""
+
+
+def test_a_function_of_many_arguments_is_matched_in_linear_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # StableHLO's @main header defines every argument, and names @empty_mesh once for each
+    # (its sharding): each argument's signature read that line's whole list of names, so
+    # the work grew with the square of the arguments (a 96-layer model has 769).
+    from jaxinspect.textdiff import structural
+
+    (tmp_path / "many.py").write_text(_MANY_ARGUMENTS)
+    calls = [0]
+    signature = structural._Side.signature
+
+    def counted(side: object, name: str, depth: int = 0) -> int:
+        calls[0] += 1
+        return signature(side, name, depth)  # type: ignore[arg-type]
+
+    work = {}
+    for n in (50, 200):
+        spec = parse_spec_text(
+            "args:\n  xs: [" + ", ".join(["'f32[4]'"] * n) + "]\n", source="many.yaml"
+        )
+        old = capture_snapshot(load_target(f"{tmp_path / 'many.py'}:plain"), spec)
+        new = capture_snapshot(load_target(f"{tmp_path / 'many.py'}:scaled"), spec)
+        assert "@empty_mesh" in (old.text("stablehlo") or "")  # named once per argument
+        for stage in ("jaxpr", "stablehlo", "hlo"):
+            a, b = old.text(stage) or "", new.text(stage) or ""
+            monkeypatch.setattr(structural._Side, "signature", counted)
+            calls[0] = 0
+            found = structural_diff(stage, diff_lines(a, b))
+            monkeypatch.undo()
+            work[stage, n] = calls[0]
+            assert found.lines.changes  # the added multiply, whatever else
+    for stage in ("jaxpr", "stablehlo", "hlo"):
+        assert work[stage, 200] <= 5 * work[stage, 50], (stage, work)  # 4x the arguments

@@ -454,7 +454,12 @@ class _Side:
         self._memo[name] = hash(("cycle", name))  # a loop body reached again: cut there
         i, k = self.where[name]
         line = self.parsed[i]
-        refs = [self.signature(r, depth + 1) for r in line.refs if r != name]
+        # Each distinct operand once: a line may name one symbol hundreds of times (every
+        # argument of a 96-layer ``@main`` has its ``@empty_mesh`` sharding), and each of its
+        # hundreds of values is signed by that line: quadratic, one call each. The same
+        # calls in the same order, the repeats answered from their first.
+        signed = {r: self.signature(r, depth + 1) for r in dict.fromkeys(line.refs) if r != name}
+        refs = [signed[r] for r in line.refs if r != name]
         extra = self._body_root(i, line)
         if extra is not None:
             refs.append(self.signature(extra, depth + 1))
@@ -810,7 +815,8 @@ def _rename_hlo(text: str, mapping: dict[str, str]) -> str:
 
 def _parse_mlir(text: str) -> _Line:
     defs = [d for m in _MLIR_DEF.finditer(text) for d in m.groups() if d]
-    refs = [n for n in _MLIR_NAME.findall(text) if n not in defs]
+    defined = set(defs)  # a function's header defines hundreds (its arguments)
+    refs = [n for n in _MLIR_NAME.findall(text) if n not in defined]
     return _Line(defs, refs, _MLIR_NAME.sub(lambda m: m.group(1)[0], text.strip()))
 
 
@@ -836,7 +842,7 @@ def _jaxpr_spans(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int,
     uses = [
         (m.start(1), m.end(1), m.group(1))
         for m in _JAXPR_WORD.finditer(text)
-        if m.start(1) not in (skip, *taken) and m.group(1) not in _KEYWORDS
+        if m.start(1) != skip and m.start(1) not in taken and m.group(1) not in _KEYWORDS
     ]
     return binders, uses
 
