@@ -36,8 +36,8 @@ _SETTING = "/sys/kernel/mm/transparent_hugepage/enabled"
 def advise_heap() -> bool:
     """Grow the heap by ``_PAD`` on huge pages (see above); whether it was done.
 
-    Nothing is done where the kernel gives huge pages to advised memory only never or always
-    (then without advice), or the C library is not glibc. Never raises.
+    Nothing is done where the kernel reads no advice (``never``: no huge pages at all;
+    ``always``: huge pages without it), or the C library is not glibc. Never raises.
     """
     try:
         if not _advised_memory_gets_huge_pages() or not _glibc():
@@ -59,7 +59,7 @@ def _glibc() -> bool:
 def _grow_advised() -> bool:
     import ctypes  # here: 2 ms, for a diff large enough to gain ten times that
 
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = ctypes.CDLL(None)
     libc.malloc.restype = libc.sbrk.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
