@@ -3,7 +3,6 @@ give them to advised memory; nothing changes anywhere else."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -15,11 +14,9 @@ from jaxinspect.process import hugepages
 
 def _huge_pages_for_advised_memory() -> bool:
     try:
-        setting = Path(hugepages._SETTING).read_text()
-    except OSError:
+        return hugepages._advised_memory_gets_huge_pages() and hugepages._glibc()
+    except (OSError, ValueError, AttributeError):
         return False
-    libc = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
-    return "[madvise]" in setting and (libc or "").startswith("glibc ")
 
 
 # The console script's first step for a diff, then how much of the old text it read lies in

@@ -218,16 +218,13 @@ def _serve(
     asks, asked, answer = asking
     values: list[object] = []
     offset = 0
-    answered = answer is None
     for slot, function in enumerate(functions):
         values.append(function(text, values))
-        if not answered and slot == len(functions) - 1 and _waiting(asks):
-            assert answer is not None
+        if answer is not None and slot == len(functions) - 1 and _waiting(asks):
             offset = _answer_once(store, pipe, offset, asks, asked, answer, text, values)
-            answered = True
+            answer = None  # answered
         offset = _send(store, pipe, offset, slot, values[-1])
-    if not answered:
-        assert answer is not None
+    if answer is not None:
         _answer_once(store, pipe, offset, asks, asked, answer, text, values)
 
 
